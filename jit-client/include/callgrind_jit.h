@@ -1,0 +1,63 @@
+/* callgrind_jit.h: tell Valgrind and perf about JIT-compiled code.
+ *
+ * Link with libjit_client.a (plus -lpthread -ldl -lm) or libjit_client.so.
+ * Call cgjit_code_loaded() when code is committed (after the final mprotect
+ * to r-x, before it runs). The session is on under Valgrind or with
+ * CALLGRIND_JIT=1 (CALLGRIND_JIT=0 forces it off); off, calls return at once.
+ * It writes jit-PID.dump (in $JITDUMPDIR, else the current directory) and
+ * /tmp/perf-PID.map; `callgrind-jit annotate` reads them.
+ *
+ * No call ever aborts the JIT: a failure is reported once on stderr and the
+ * file that failed is no longer written. All functions are thread-safe.
+ *
+ * SPDX-License-Identifier: MIT OR Apache-2.0
+ */
+#ifndef CALLGRIND_JIT_H
+#define CALLGRIND_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. */
+#define CGJIT_OK 0         /* success, or the session is off */
+#define CGJIT_EINVAL (-1)  /* NULL pointer with a non-zero size or count */
+#define CGJIT_EIO (-2)     /* a file could not be written (reported once) */
+#define CGJIT_EINTERNAL (-3)
+
+/* The source position of the instructions from `offset` (bytes from the
+ * code's address) up to the next entry's offset (or the end of the code).
+ * `file` NULL means the same file as the previous entry. */
+typedef struct cgjit_line {
+    uint32_t offset;
+    uint32_t line;
+    uint32_t column; /* 1-based, 0 if unknown */
+    const char *file;
+} cgjit_line;
+
+/* Opens the process's session. Optional: the first load opens it too. */
+int cgjit_open(void);
+
+/* 1 if the session is writing files, else 0. */
+int cgjit_is_enabled(void);
+
+/* Registers `size` bytes of committed code at `addr`. `name` may be NULL;
+ * `lines` may be NULL when `nlines` is 0. The code bytes are copied into the
+ * jitdump; Valgrind drops its translations of the range. */
+int cgjit_code_loaded(const void *addr, size_t size, const char *name,
+                      const cgjit_line *lines, size_t nlines);
+
+/* The code at `addr` is gone: Valgrind drops its translations. */
+int cgjit_code_unloaded(const void *addr, size_t size);
+
+/* Writes the close record and closes the files (also done at exit). */
+int cgjit_close(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CALLGRIND_JIT_H */

@@ -1,0 +1,143 @@
+//! The C ABI (`include/callgrind_jit.h`). Every function runs behind a
+//! panic boundary and checks its pointers; none can abort the JIT.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::ErrorKind;
+use crate::session::{global, global_if_open};
+use crate::writer::LineEntry;
+
+/// Success (also returned when the session is off).
+pub const CGJIT_OK: c_int = 0;
+/// An argument was invalid (null pointer with a non-zero count, wrap-around).
+pub const CGJIT_EINVAL: c_int = -1;
+/// A file could not be written; it has been reported and closed.
+pub const CGJIT_EIO: c_int = -2;
+/// An internal error was caught before it reached the caller.
+pub const CGJIT_EINTERNAL: c_int = -3;
+
+/// One source line of a function, as the C header declares it.
+#[repr(C)]
+pub struct cgjit_line {
+    /// Byte offset from the code's address of the line's first instruction.
+    pub offset: u32,
+    /// 1-based source line.
+    pub line: u32,
+    /// 1-based column, or 0.
+    pub column: u32,
+    /// Source file; NULL means the same file as the previous entry.
+    pub file: *const c_char,
+}
+
+fn boundary(f: impl FnOnce() -> c_int) -> c_int {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(CGJIT_EINTERNAL)
+}
+
+fn status(result: crate::Result<()>) -> c_int {
+    match result {
+        Ok(()) => CGJIT_OK,
+        Err(e) if e.kind() == ErrorKind::InvalidArgument => CGJIT_EINVAL,
+        Err(_) => CGJIT_EIO,
+    }
+}
+
+/// Opens the process's session (from `CALLGRIND_JIT` and `JITDUMPDIR`).
+/// Optional: the first `cgjit_code_loaded` opens it too.
+#[no_mangle]
+pub extern "C" fn cgjit_open() -> c_int {
+    boundary(|| {
+        global();
+        CGJIT_OK
+    })
+}
+
+/// 1 if the session writes files, else 0.
+#[no_mangle]
+pub extern "C" fn cgjit_is_enabled() -> c_int {
+    boundary(|| c_int::from(global().is_enabled()))
+}
+
+/// Registers `size` bytes of committed code at `addr` named `name` (a
+/// C string, may be NULL) with `nlines` line entries.
+///
+/// # Safety
+/// `addr..addr+size` must be readable; `name` NULL or a C string; `lines`
+/// NULL (with `nlines` 0) or `nlines` entries whose `file` is NULL or a C
+/// string.
+#[no_mangle]
+pub unsafe extern "C" fn cgjit_code_loaded(
+    addr: *const c_void,
+    size: usize,
+    name: *const c_char,
+    lines: *const cgjit_line,
+    nlines: usize,
+) -> c_int {
+    boundary(|| {
+        let session = global();
+        if !session.is_enabled() {
+            return CGJIT_OK;
+        }
+        if (addr.is_null() && size > 0) || (lines.is_null() && nlines > 0) {
+            return CGJIT_EINVAL;
+        }
+        // SAFETY: the caller guarantees the pointers per the contract above.
+        let (code, name, lines) =
+            unsafe { (bytes(addr, size), c_str(name), c_lines(lines, nlines)) };
+        status(session.code_loaded(code, name, &lines))
+    })
+}
+
+/// Tells Valgrind the code at `addr..addr+size` is gone.
+#[no_mangle]
+pub extern "C" fn cgjit_code_unloaded(addr: *const c_void, size: usize) -> c_int {
+    boundary(|| status(global().code_unloaded(addr as usize, size)))
+}
+
+/// Writes CODE_CLOSE and closes the files. Also happens at exit.
+#[no_mangle]
+pub extern "C" fn cgjit_close() -> c_int {
+    boundary(|| match global_if_open() {
+        Some(session) => status(session.close()),
+        None => CGJIT_OK,
+    })
+}
+
+unsafe fn bytes<'a>(addr: *const c_void, size: usize) -> &'a [u8] {
+    if size == 0 {
+        return &[];
+    }
+    // SAFETY: the caller guarantees `addr..addr+size` is readable.
+    unsafe { std::slice::from_raw_parts(addr.cast(), size) }
+}
+
+unsafe fn c_str<'a>(s: *const c_char) -> &'a [u8] {
+    if s.is_null() {
+        return b"";
+    }
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    unsafe { CStr::from_ptr(s).to_bytes() }
+}
+
+unsafe fn c_lines<'a>(lines: *const cgjit_line, n: usize) -> Vec<LineEntry<'a>> {
+    if n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller guarantees `n` readable entries.
+    let raw = unsafe { std::slice::from_raw_parts(lines, n) };
+    let mut file: &[u8] = b"";
+    raw.iter()
+        .map(|l| {
+            if !l.file.is_null() {
+                // SAFETY: a non-null `file` is a C string by contract.
+                file = unsafe { c_str(l.file) };
+            }
+            LineEntry {
+                offset: l.offset,
+                line: l.line,
+                column: l.column,
+                file,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,150 @@
+//! Encoding jitdump records into a byte buffer, in native byte order.
+//!
+//! The functions append to a caller-owned `Vec<u8>` so a session can reuse
+//! one buffer and hand each finished record to a single `write`/`writev`.
+
+use super::format::{self, RecordType};
+
+/// One DEBUG_INFO entry: an absolute address and the source position of the
+/// instructions starting there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DebugEntry<'a> {
+    /// Absolute address of the first instruction of this position.
+    pub addr: u64,
+    /// 1-based source line; 0 ends the previous entry's range (sentinel).
+    pub line: u32,
+    /// Column (1-based, 0 for none), stored in the discriminator field.
+    pub column: u32,
+    /// Source file name, without NUL bytes.
+    pub file: &'a [u8],
+}
+
+fn put_u32(buf: &mut Vec<u8>, v: u32) {
+    buf.extend_from_slice(&v.to_ne_bytes());
+}
+
+fn put_u64(buf: &mut Vec<u8>, v: u64) {
+    buf.extend_from_slice(&v.to_ne_bytes());
+}
+
+fn put_prefix(buf: &mut Vec<u8>, id: RecordType, total_size: usize, timestamp: u64) {
+    put_u32(buf, id.0);
+    put_u32(buf, total_size as u32);
+    put_u64(buf, timestamp);
+}
+
+/// Appends the 40-byte file header.
+pub fn header(buf: &mut Vec<u8>, e_machine: u32, pid: u32, timestamp: u64) {
+    put_u32(buf, format::MAGIC);
+    put_u32(buf, format::VERSION);
+    put_u32(buf, format::HEADER_SIZE as u32);
+    put_u32(buf, e_machine);
+    put_u32(buf, 0);
+    put_u32(buf, pid);
+    put_u64(buf, timestamp);
+    put_u64(buf, 0);
+}
+
+/// Appends a DEBUG_INFO record for the code at `code_addr`, padded to 8 bytes.
+pub fn debug_info(buf: &mut Vec<u8>, timestamp: u64, code_addr: u64, entries: &[DebugEntry]) {
+    let body: usize = entries
+        .iter()
+        .map(|e| format::DEBUG_ENTRY_FIXED_SIZE + e.file.len() + 1)
+        .sum();
+    let unpadded = format::DEBUG_INFO_FIXED_SIZE + body;
+    let total = unpadded + format::pad8(unpadded);
+    put_prefix(buf, RecordType::DEBUG_INFO, total, timestamp);
+    put_u64(buf, code_addr);
+    put_u64(buf, entries.len() as u64);
+    for e in entries {
+        put_u64(buf, e.addr);
+        put_u32(buf, e.line);
+        put_u32(buf, e.column);
+        buf.extend_from_slice(e.file);
+        buf.push(0);
+    }
+    buf.resize(buf.len() + format::pad8(unpadded), 0);
+}
+
+/// The fields of a CODE_LOAD record other than the code bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeLoad<'a> {
+    /// Record timestamp (CLOCK_MONOTONIC nanoseconds).
+    pub timestamp: u64,
+    /// Process id.
+    pub pid: u32,
+    /// Thread id of the thread that loaded the code.
+    pub tid: u32,
+    /// Address of the code.
+    pub code_addr: u64,
+    /// Size of the code in bytes.
+    pub code_size: u64,
+    /// Unique, increasing id of this load.
+    pub code_index: u64,
+    /// Function name, without NUL bytes.
+    pub name: &'a [u8],
+}
+
+/// Appends a CODE_LOAD record up to and including the name's NUL; the caller
+/// writes the `code_size` code bytes right after it.
+pub fn code_load_head(buf: &mut Vec<u8>, load: &CodeLoad) {
+    let total = format::CODE_LOAD_FIXED_SIZE + load.name.len() + 1 + load.code_size as usize;
+    put_prefix(buf, RecordType::CODE_LOAD, total, load.timestamp);
+    put_u32(buf, load.pid);
+    put_u32(buf, load.tid);
+    put_u64(buf, load.code_addr);
+    put_u64(buf, load.code_addr);
+    put_u64(buf, load.code_size);
+    put_u64(buf, load.code_index);
+    buf.extend_from_slice(load.name);
+    buf.push(0);
+}
+
+/// Appends a CODE_CLOSE record.
+pub fn close(buf: &mut Vec<u8>, timestamp: u64) {
+    put_prefix(
+        buf,
+        RecordType::CODE_CLOSE,
+        format::RECORD_PREFIX_SIZE,
+        timestamp,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_info_is_padded_and_sized() {
+        let mut buf = Vec::new();
+        let entries = [DebugEntry {
+            addr: 0x1000,
+            line: 3,
+            column: 1,
+            file: b"a.js",
+        }];
+        debug_info(&mut buf, 7, 0x1000, &entries);
+        assert_eq!(buf.len() % 8, 0);
+        let size = u32::from_ne_bytes(buf[4..8].try_into().unwrap()) as usize;
+        assert_eq!(size, buf.len());
+        assert_eq!(size, 32 + 16 + 5 + 3);
+    }
+
+    #[test]
+    fn code_load_head_counts_the_code() {
+        let mut buf = Vec::new();
+        let load = CodeLoad {
+            timestamp: 1,
+            pid: 2,
+            tid: 3,
+            code_addr: 0x4000,
+            code_size: 10,
+            code_index: 0,
+            name: b"f",
+        };
+        code_load_head(&mut buf, &load);
+        assert_eq!(buf.len(), 56 + 2);
+        let size = u32::from_ne_bytes(buf[4..8].try_into().unwrap()) as usize;
+        assert_eq!(size, buf.len() + 10);
+    }
+}

@@ -1,0 +1,72 @@
+//! When a session is on, and where its files go.
+
+use std::path::PathBuf;
+
+/// Whether the session writes anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// On when the process runs under Valgrind, off otherwise.
+    Auto,
+    /// Always on (perf users get the same files).
+    On,
+    /// Always off: every call returns at once.
+    Off,
+}
+
+/// Session settings. [`Options::from_env`] reads the documented variables.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Options {
+    /// When to write. Default: [`Activation::Auto`]; `CALLGRIND_JIT=1`/`0`
+    /// force it on or off.
+    pub activation: Activation,
+    /// Directory of `jit-PID.dump`. Default: `$JITDUMPDIR`, else the
+    /// current directory (perf's convention).
+    pub jitdump_dir: PathBuf,
+    /// Directory of `perf-PID.map`. Default: `/tmp`, where perf looks.
+    pub perf_map_dir: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            activation: Activation::Auto,
+            jitdump_dir: PathBuf::from("."),
+            perf_map_dir: PathBuf::from("/tmp"),
+        }
+    }
+}
+
+impl Options {
+    /// Settings from `CALLGRIND_JIT` and `JITDUMPDIR`.
+    pub fn from_env() -> Self {
+        let mut opts = Options::default();
+        match std::env::var("CALLGRIND_JIT").as_deref() {
+            Ok("1") | Ok("on") | Ok("yes") => opts.activation = Activation::On,
+            Ok("0") | Ok("off") | Ok("no") => opts.activation = Activation::Off,
+            _ => {}
+        }
+        if let Some(dir) = std::env::var_os("JITDUMPDIR").filter(|d| !d.is_empty()) {
+            opts.jitdump_dir = PathBuf::from(dir);
+        }
+        opts
+    }
+
+    /// Builder-style setter for [`Options::activation`].
+    pub fn activation(mut self, activation: Activation) -> Self {
+        self.activation = activation;
+        self
+    }
+
+    /// Builder-style setter for [`Options::jitdump_dir`].
+    pub fn jitdump_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.jitdump_dir = dir.into();
+        self
+    }
+
+    /// Builder-style setter for [`Options::perf_map_dir`].
+    pub fn perf_map_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.perf_map_dir = dir.into();
+        self
+    }
+}

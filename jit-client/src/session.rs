@@ -1,0 +1,240 @@
+//! [`Session`]: the JIT-facing API, safe to call from any thread.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::{Activation, Options};
+use crate::valgrind;
+use crate::writer::{Failure, LineEntry, Writer};
+
+/// A process's connection to the profilers: it writes `jit-PID.dump` and
+/// `perf-PID.map` and tells Valgrind about new code.
+///
+/// Failures never reach the JIT as panics: the first one is reported on
+/// stderr (and in Valgrind's log), later ones stay quiet, and the session
+/// simply stops writing the file that failed.
+pub struct Session {
+    enabled: AtomicBool,
+    state: Mutex<State>,
+}
+
+struct State {
+    options: Options,
+    writer: Option<Writer>,
+    reported: bool,
+}
+
+impl Session {
+    /// Opens a session. With the activation off (or `Auto` outside
+    /// Valgrind) nothing is created and every call returns at once.
+    pub fn open(options: Options) -> Session {
+        let on = match options.activation {
+            Activation::On => true,
+            Activation::Off => false,
+            Activation::Auto => valgrind::running_on_valgrind(),
+        };
+        let mut state = State {
+            options,
+            writer: None,
+            reported: false,
+        };
+        if on {
+            state.create_writer();
+        }
+        let enabled = AtomicBool::new(state.writer.is_some());
+        Session {
+            enabled,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// True while the session writes at least one file.
+    #[inline]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Registers freshly committed machine code: call it once the code is
+    /// final (after the last `mprotect`), before it runs. `code` is the code
+    /// in place: its address is the function's address. `lines` gives the
+    /// source position of each instruction range, by offset.
+    ///
+    /// On return the records are in the files (one `writev`), and Valgrind
+    /// has dropped any stale translation of the range.
+    pub fn code_loaded(&self, code: &[u8], name: &[u8], lines: &[LineEntry]) -> Result<()> {
+        if !self.is_enabled() {
+            return Ok(());
+        }
+        checked_range(code.as_ptr() as usize, code.len())?;
+        let result = self.with_writer(|w| w.code_loaded(code, name, lines));
+        valgrind::discard_translations(code.as_ptr() as usize, code.len());
+        result
+    }
+
+    /// Tells Valgrind the code at `[addr, addr+size)` is gone, so it drops
+    /// its translations before the memory is reused.
+    pub fn code_unloaded(&self, addr: usize, size: usize) -> Result<()> {
+        if !self.is_enabled() {
+            return Ok(());
+        }
+        checked_range(addr, size)?;
+        valgrind::discard_translations(addr, size);
+        Ok(())
+    }
+
+    /// Writes CODE_CLOSE and closes the files; later calls do nothing.
+    pub fn close(&self) -> Result<()> {
+        self.close_with(self.lock())
+    }
+
+    /// Like [`Session::close`], but gives up if another thread holds the
+    /// session (used at process exit, where waiting could hang).
+    pub(crate) fn close_at_exit(&self) {
+        let state = match self.state.try_lock() {
+            Ok(s) => s,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        let _ = self.close_with(state);
+    }
+
+    fn close_with(&self, mut state: MutexGuard<'_, State>) -> Result<()> {
+        self.enabled.store(false, Ordering::Relaxed);
+        let Some(writer) = state.writer.take() else {
+            return Ok(());
+        };
+        if writer.pid != crate::sys::pid() {
+            writer.abandon();
+            return Ok(());
+        }
+        writer
+            .close()
+            .map_err(|e| state.report(Failure::Jitdump(e)))
+    }
+
+    /// The paths being written, if the session is on.
+    pub fn paths(&self) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let state = self.lock();
+        let w = state.writer.as_ref()?;
+        Some((w.jitdump_path.clone(), w.perf_map_path.clone()))
+    }
+
+    fn with_writer(
+        &self,
+        f: impl FnOnce(&mut Writer) -> std::result::Result<(), Failure>,
+    ) -> Result<()> {
+        let mut state = self.lock();
+        state.follow_fork();
+        let Some(writer) = state.writer.as_mut() else {
+            return Ok(());
+        };
+        let result = f(writer);
+        let open = writer.is_open();
+        let result = result.map_err(|failure| state.report(failure));
+        if !open {
+            state.writer = None;
+            self.enabled.store(false, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+impl State {
+    fn create_writer(&mut self) {
+        let (writer, errors) = Writer::create(&self.options);
+        for (path, err) in errors {
+            self.warn(&format!(
+                "cannot create {}: {err}; not writing it",
+                path.display()
+            ));
+        }
+        if writer.is_open() {
+            valgrind::log(&format!(
+                "writing {} and {}",
+                writer.jitdump_path.display(),
+                writer.perf_map_path.display()
+            ));
+            self.writer = Some(writer);
+        }
+    }
+
+    /// After `fork`, the child starts files of its own and leaves the
+    /// parent's alone.
+    fn follow_fork(&mut self) {
+        if self
+            .writer
+            .as_ref()
+            .is_some_and(|w| w.pid != crate::sys::pid())
+        {
+            if let Some(parent) = self.writer.take() {
+                parent.abandon();
+            }
+            self.create_writer();
+        }
+    }
+
+    fn report(&mut self, failure: Failure) -> Error {
+        let (path, err) = match (&failure, self.writer.as_ref()) {
+            (Failure::Jitdump(e), Some(w)) => (w.jitdump_path.display().to_string(), e),
+            (Failure::PerfMap(e), Some(w)) => (w.perf_map_path.display().to_string(), e),
+            (Failure::Jitdump(e) | Failure::PerfMap(e), None) => ("jit files".to_string(), e),
+        };
+        let message = format!("cannot write {path}: {err}; no longer writing it");
+        self.warn(&message);
+        Error::new(ErrorKind::Io, message)
+    }
+
+    fn warn(&mut self, message: &str) {
+        if !self.reported {
+            self.reported = true;
+            eprintln!("callgrind-jit: {message}");
+            valgrind::log(message);
+        }
+    }
+}
+
+fn checked_range(addr: usize, size: usize) -> Result<()> {
+    match addr.checked_add(size) {
+        Some(_) => Ok(()),
+        None => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "code range wraps around the address space",
+        )),
+    }
+}
+
+static GLOBAL: OnceLock<Session> = OnceLock::new();
+
+/// The process-wide session, opened from the environment on first use
+/// ([`Options::from_env`]) and closed at process exit. The C ABI uses it.
+pub fn global() -> &'static Session {
+    GLOBAL.get_or_init(|| {
+        // SAFETY: registering a plain extern "C" function without captures.
+        unsafe { libc::atexit(close_global_at_exit) };
+        Session::open(Options::from_env())
+    })
+}
+
+/// The process-wide session if it was opened already.
+pub(crate) fn global_if_open() -> Option<&'static Session> {
+    GLOBAL.get()
+}
+
+extern "C" fn close_global_at_exit() {
+    if let Some(session) = GLOBAL.get() {
+        session.close_at_exit();
+    }
+}

@@ -1,0 +1,116 @@
+//! Thin wrappers over the few system calls the writer needs.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock `perf record -k 1` uses.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The calling process's id (not cached: a forked child sees its own).
+pub fn pid() -> u32 {
+    std::process::id()
+}
+
+/// The calling thread's kernel id.
+pub fn tid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u32 }
+}
+
+/// Creates `path` for writing, replacing an earlier file of ours, without
+/// ever following a symbolic link: a link planted there (say in /tmp) is
+/// removed if we may, and otherwise makes the open fail.
+pub fn create_private(path: &Path) -> io::Result<File> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() || !meta.is_file() {
+            std::fs::remove_file(path)?;
+        } else {
+            // Truncate our own stale file: O_NOFOLLOW guards the open.
+            return open(path, libc::O_TRUNC);
+        }
+    }
+    open(path, libc::O_EXCL)
+}
+
+fn open(path: &Path, extra: libc::c_int) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | extra)
+        .open(path)
+}
+
+/// Writes all of `parts` with as few `writev` calls as the kernel allows
+/// (one, unless the disk is full or a signal interrupts it).
+pub fn write_all_vectored(file: &File, parts: &mut [io::IoSlice<'_>]) -> io::Result<()> {
+    use io::Write;
+    let mut parts = parts;
+    let mut out = file;
+    while !parts.is_empty() {
+        match out.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The jitdump's first page, mapped PROT_READ|PROT_EXEC so that
+/// `perf record` logs the file and `perf inject --jit` can find it.
+pub struct Marker {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is never read or written through the pointer; it only
+// has to stay mapped, and unmapping from any thread is fine.
+unsafe impl Send for Marker {}
+
+impl Marker {
+    /// Maps the first page of `file`.
+    pub fn map(file: &File) -> io::Result<Marker> {
+        // SAFETY: sysconf has no preconditions.
+        let len = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        // SAFETY: a fresh private mapping of our own file descriptor.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_EXEC,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Marker { addr, len })
+    }
+
+    /// Forgets the mapping without unmapping it (a forked child's copy).
+    pub fn leak(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        // SAFETY: `addr`/`len` describe a mapping we created and own.
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}

@@ -1,0 +1,39 @@
+//! The only module that talks to Valgrind (through crabgrind).
+
+use std::ffi::CString;
+
+/// True when the process runs on Valgrind's synthetic CPU.
+pub fn running_on_valgrind() -> bool {
+    #[cfg(feature = "valgrind")]
+    {
+        crabgrind::valgrind::running_mode().is_valgrind()
+    }
+    #[cfg(not(feature = "valgrind"))]
+    {
+        false
+    }
+}
+
+/// Tells Valgrind to drop its translations of `[addr, addr+size)`, so it
+/// never runs stale code when a JIT reuses memory.
+pub fn discard_translations(addr: usize, size: usize) {
+    #[cfg(feature = "valgrind")]
+    if running_on_valgrind() {
+        crabgrind::valgrind::discard_translations(addr as *const _, size);
+    }
+    #[cfg(not(feature = "valgrind"))]
+    let _ = (addr, size);
+}
+
+/// Prints one line into Valgrind's log (`==PID==` prefixed by Valgrind).
+pub fn log(message: &str) {
+    #[cfg(feature = "valgrind")]
+    if running_on_valgrind() {
+        let text = format!("callgrind-jit: {message}\n").replace('\0', " ");
+        if let Ok(text) = CString::new(text) {
+            crabgrind::vg_print(&text);
+        }
+    }
+    #[cfg(not(feature = "valgrind"))]
+    let _ = (message, CString::default());
+}

@@ -1,0 +1,227 @@
+//! The open files of one process: the jitdump and the perf map.
+
+use std::fs::File;
+use std::io::{self, IoSlice, Write};
+use std::path::PathBuf;
+
+use crate::jitdump::{format, write};
+use crate::options::Options;
+use crate::sys;
+
+/// One line of source for a range of code, by offset from the code's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineEntry<'a> {
+    /// Byte offset from the code's address of the first instruction.
+    pub offset: u32,
+    /// 1-based source line.
+    pub line: u32,
+    /// 1-based column, or 0.
+    pub column: u32,
+    /// Source file name (any bytes; NUL and line breaks are replaced).
+    pub file: &'a [u8],
+}
+
+impl<'a> LineEntry<'a> {
+    /// A line entry; `file` may be a `&str` or bytes.
+    pub fn new(offset: u32, line: u32, column: u32, file: &'a (impl AsRef<[u8]> + ?Sized)) -> Self {
+        LineEntry {
+            offset,
+            line,
+            column,
+            file: file.as_ref(),
+        }
+    }
+}
+
+/// Which of the two files failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Writing `jit-PID.dump` failed; it is closed now.
+    Jitdump(io::Error),
+    /// Writing `perf-PID.map` failed; it is closed now.
+    PerfMap(io::Error),
+}
+
+struct Jitdump {
+    file: File,
+    _marker: Option<sys::Marker>,
+}
+
+/// The files of one process id.
+pub struct Writer {
+    pub pid: u32,
+    pub jitdump_path: PathBuf,
+    pub perf_map_path: PathBuf,
+    jitdump: Option<Jitdump>,
+    perf_map: Option<File>,
+    next_index: u64,
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// Creates both files for the current process. A file that cannot be
+    /// created is left out and its error returned beside the writer.
+    pub fn create(opts: &Options) -> (Writer, Vec<(PathBuf, io::Error)>) {
+        let pid = sys::pid();
+        let jitdump_path = opts.jitdump_dir.join(format!("jit-{pid}.dump"));
+        let perf_map_path = opts.perf_map_dir.join(format!("perf-{pid}.map"));
+        let mut errors = Vec::new();
+        let jitdump = match create_jitdump(&jitdump_path, pid) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                errors.push((jitdump_path.clone(), e));
+                None
+            }
+        };
+        let perf_map = match sys::create_private(&perf_map_path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                errors.push((perf_map_path.clone(), e));
+                None
+            }
+        };
+        let writer = Writer {
+            pid,
+            jitdump_path,
+            perf_map_path,
+            jitdump,
+            perf_map,
+            next_index: 0,
+            buf: Vec::with_capacity(4096),
+        };
+        (writer, errors)
+    }
+
+    /// True while at least one file is still written.
+    pub fn is_open(&self) -> bool {
+        self.jitdump.is_some() || self.perf_map.is_some()
+    }
+
+    /// Writes DEBUG_INFO + CODE_LOAD (one `writev`) and the perf map line.
+    pub fn code_loaded(
+        &mut self,
+        code: &[u8],
+        name: &[u8],
+        lines: &[LineEntry],
+    ) -> Result<(), Failure> {
+        let addr = code.as_ptr() as u64;
+        let name = crate::names::function_name(name, addr);
+        let result = self
+            .write_jitdump(code, &name, lines)
+            .map_err(Failure::Jitdump);
+        if let Err(Failure::Jitdump(_)) = result {
+            self.jitdump = None;
+        }
+        if let Err(e) = self.write_perf_map(addr, code.len() as u64, &name) {
+            self.perf_map = None;
+            return result.and(Err(Failure::PerfMap(e)));
+        }
+        result
+    }
+
+    fn write_jitdump(&mut self, code: &[u8], name: &[u8], lines: &[LineEntry]) -> io::Result<()> {
+        let Some(jitdump) = &self.jitdump else {
+            return Ok(());
+        };
+        let addr = code.as_ptr() as u64;
+        let timestamp = sys::monotonic_ns();
+        self.buf.clear();
+        if !lines.is_empty() {
+            let files: Vec<_> = lines
+                .iter()
+                .map(|l| crate::names::sanitize(l.file))
+                .collect();
+            let entries = debug_entries(addr, code.len() as u64, lines, &files);
+            if entries.len() > 1 {
+                write::debug_info(&mut self.buf, timestamp, addr, &entries);
+            }
+        }
+        let load = write::CodeLoad {
+            timestamp,
+            pid: self.pid,
+            tid: sys::tid(),
+            code_addr: addr,
+            code_size: code.len() as u64,
+            code_index: self.next_index,
+            name,
+        };
+        write::code_load_head(&mut self.buf, &load);
+        sys::write_all_vectored(
+            &jitdump.file,
+            &mut [IoSlice::new(&self.buf), IoSlice::new(code)],
+        )?;
+        self.next_index += 1;
+        Ok(())
+    }
+
+    fn write_perf_map(&mut self, addr: u64, size: u64, name: &[u8]) -> io::Result<()> {
+        let Some(file) = &mut self.perf_map else {
+            return Ok(());
+        };
+        self.buf.clear();
+        crate::perfmap::line(&mut self.buf, addr, size, name);
+        file.write_all(&self.buf)
+    }
+
+    /// Writes CODE_CLOSE and closes both files.
+    pub fn close(mut self) -> io::Result<()> {
+        let Some(jitdump) = self.jitdump.take() else {
+            return Ok(());
+        };
+        self.buf.clear();
+        write::close(&mut self.buf, sys::monotonic_ns());
+        (&jitdump.file).write_all(&self.buf)
+    }
+
+    /// Drops the files without writing: they belong to the parent process
+    /// this one was forked from.
+    pub fn abandon(mut self) {
+        if let Some(jitdump) = self.jitdump.take() {
+            if let Some(marker) = jitdump._marker {
+                marker.leak();
+            }
+        }
+    }
+}
+
+fn create_jitdump(path: &std::path::Path, pid: u32) -> io::Result<Jitdump> {
+    let mut file = sys::create_private(path)?;
+    let mut header = Vec::with_capacity(format::HEADER_SIZE);
+    write::header(&mut header, format::elf_machine(), pid, sys::monotonic_ns());
+    file.write_all(&header)?;
+    // Without the marker perf cannot find the file, but ours still works.
+    let marker = sys::Marker::map(&file).ok();
+    Ok(Jitdump {
+        file,
+        _marker: marker,
+    })
+}
+
+/// Absolute, ascending entries inside the code, plus the closing sentinel
+/// at `addr + size` (line 0, no file) that ends the last line's range.
+fn debug_entries<'a>(
+    addr: u64,
+    size: u64,
+    lines: &[LineEntry],
+    files: &'a [std::borrow::Cow<'a, [u8]>],
+) -> Vec<write::DebugEntry<'a>> {
+    let mut entries: Vec<_> = lines
+        .iter()
+        .zip(files)
+        .filter(|(l, _)| u64::from(l.offset) < size)
+        .map(|(l, f)| write::DebugEntry {
+            addr: addr + u64::from(l.offset),
+            line: l.line,
+            column: l.column,
+            file: f,
+        })
+        .collect();
+    entries.sort_by_key(|e| e.addr);
+    entries.push(write::DebugEntry {
+        addr: addr + size,
+        line: 0,
+        column: 0,
+        file: b"",
+    });
+    entries
+}

@@ -1,0 +1,1 @@
+//! Placeholder library so the root package builds; see tests/ and examples/.
