@@ -1,1 +1,15 @@
-//! annotate
+//! callgrind-jit's library: readers for jitdump and perf map files, the
+//! symbol table built from them, and the callgrind profile rewriter that
+//! names JIT functions consistently for KCachegrind and callgrind_annotate.
+#![warn(missing_docs)]
+
+pub mod callgrind;
+pub mod cli;
+pub mod command;
+mod discover;
+pub mod jitdump;
+pub mod names;
+mod output;
+pub mod perfmap;
+pub mod summary;
+pub mod symbols;

@@ -1,0 +1,116 @@
+//! Name compression tables: one per id space (objects; files; functions),
+//! cleared at each part, plus an interner so names compare by number.
+
+use std::collections::HashMap;
+
+/// An interned name.
+pub type Sym = u32;
+
+/// Maps names to small numbers; lives across parts.
+#[derive(Debug, Default)]
+pub struct Interner {
+    ids: HashMap<Box<[u8]>, Sym>,
+    names: Vec<Box<[u8]>>,
+}
+
+impl Interner {
+    /// The number of `name`, allocating one the first time.
+    pub fn intern(&mut self, name: &[u8]) -> Sym {
+        if let Some(&sym) = self.ids.get(name) {
+            return sym;
+        }
+        let sym = self.names.len() as Sym;
+        self.names.push(name.into());
+        self.ids.insert(name.into(), sym);
+        sym
+    }
+
+    /// The name of `sym`.
+    pub fn name(&self, sym: Sym) -> &[u8] {
+        &self.names[sym as usize]
+    }
+}
+
+/// Ids up to this go in a vector; larger ones (rare, or hostile) in a map.
+const DENSE_LIMIT: u64 = 1 << 20;
+
+/// A table indexed by compressed id.
+#[derive(Debug)]
+pub struct IdMap<T> {
+    dense: Vec<Option<T>>,
+    sparse: HashMap<u64, T>,
+}
+
+impl<T> Default for IdMap<T> {
+    fn default() -> Self {
+        IdMap {
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+        }
+    }
+}
+
+impl<T> IdMap<T> {
+    /// The entry of `id`.
+    pub fn get(&self, id: u64) -> Option<&T> {
+        if id < DENSE_LIMIT {
+            self.dense.get(id as usize)?.as_ref()
+        } else {
+            self.sparse.get(&id)
+        }
+    }
+
+    /// The entry of `id`, mutably.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        if id < DENSE_LIMIT {
+            self.dense.get_mut(id as usize)?.as_mut()
+        } else {
+            self.sparse.get_mut(&id)
+        }
+    }
+
+    /// Sets the entry of `id` (a definition or redefinition).
+    pub fn insert(&mut self, id: u64, value: T) {
+        if id < DENSE_LIMIT {
+            let i = id as usize;
+            if self.dense.len() <= i {
+                self.dense.resize_with(i + 1, || None);
+            }
+            self.dense[i] = Some(value);
+        } else {
+            self.sparse.insert(id, value);
+        }
+    }
+}
+
+/// One id of the object or file space.
+#[derive(Clone, Copy, Debug)]
+pub struct NameEntry {
+    /// Its name.
+    pub sym: Sym,
+    /// Whether the output has defined this id yet.
+    pub emitted: bool,
+}
+
+/// The object or file id space of one part.
+#[derive(Debug, Default)]
+pub struct NameSpace {
+    /// Entries by id.
+    pub ids: IdMap<NameEntry>,
+    /// The first id defined for each name, to refer to it again.
+    pub first_id: HashMap<Sym, u64>,
+}
+
+impl NameSpace {
+    /// Records a definition from the input.
+    pub fn define(&mut self, id: u64, sym: Sym) {
+        self.ids.insert(
+            id,
+            NameEntry {
+                sym,
+                emitted: false,
+            },
+        );
+        self.first_id.entry(sym).or_insert(id);
+    }
+}

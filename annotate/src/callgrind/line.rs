@@ -1,0 +1,250 @@
+//! Classifying one callgrind line (no state): header, spec, position.
+
+/// A problem with one line; the rewriter adds the line number.
+pub type LineError = String;
+
+/// The kinds of `key=value` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// `ob=`: object of the following functions.
+    Ob,
+    /// `fl=`: source file of the following functions.
+    Fl,
+    /// `fi=`: inlined file for the following cost lines.
+    Fi,
+    /// `fe=`: back to another file (same meaning as `fi=`).
+    Fe,
+    /// `fn=`: function of the following cost lines.
+    Fn,
+    /// `cob=`: object of the next call's callee.
+    Cob,
+    /// `cfi=`/`cfl=`: file of the next call's callee.
+    Cfi,
+    /// `cfn=`: the next call's callee.
+    Cfn,
+    /// `calls=COUNT TARGET`: a call; the next line is its position and cost.
+    Calls,
+    /// `jump=COUNT TARGET`: an unconditional jump.
+    Jump,
+    /// `jcnd=TAKEN/EXECUTED TARGET`: a conditional jump.
+    Jcnd,
+    /// `jfi=`: file of the next jump's target.
+    Jfi,
+    /// `jfn=`: function of the next jump's target.
+    Jfn,
+    /// A key outside the spec (`bb=`, `ln=` from hidden options): kept as is.
+    Other,
+}
+
+/// One line, borrowed from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// Empty or only blanks.
+    Blank,
+    /// `# ...`
+    Comment,
+    /// `key: value` (header lines, `totals:`, `summary:`).
+    Header {
+        /// The key before `:`.
+        key: &'a [u8],
+        /// The value, leading blanks removed.
+        value: &'a [u8],
+    },
+    /// `key=value`.
+    Spec {
+        /// Which spec.
+        key: Key,
+        /// Everything after `=`.
+        value: &'a [u8],
+    },
+    /// Positions and costs: starts with a digit, `+`, `-` or `*`.
+    Position(&'a [u8]),
+}
+
+/// Classifies a line (without its line terminator).
+pub fn classify(line: &[u8]) -> Result<Line<'_>, LineError> {
+    let Some(&first) = line.first() else {
+        return Ok(Line::Blank);
+    };
+    match first {
+        b'0'..=b'9' | b'+' | b'-' | b'*' => Ok(Line::Position(line)),
+        b'#' => Ok(Line::Comment),
+        b' ' | b'\t' if line.iter().all(|&b| b == b' ' || b == b'\t') => Ok(Line::Blank),
+        b' ' | b'\t' => Err("line starts with blanks (KCachegrind would drop its cost)".into()),
+        b'a'..=b'z' | b'A'..=b'Z' => keyed(line),
+        _ => Err(format!(
+            "unexpected character {:?} at the start of a line",
+            char::from(first)
+        )),
+    }
+}
+
+fn keyed(line: &[u8]) -> Result<Line<'_>, LineError> {
+    let end = line
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .unwrap_or(line.len());
+    let (key, rest) = line.split_at(end);
+    match rest.first() {
+        Some(b'=') => Ok(Line::Spec {
+            key: spec_key(key)?,
+            value: &rest[1..],
+        }),
+        Some(b':') => Ok(Line::Header {
+            key,
+            value: trim_start(&rest[1..]),
+        }),
+        _ => Err(format!(
+            "expected '=' or ':' after '{}'",
+            String::from_utf8_lossy(key)
+        )),
+    }
+}
+
+fn spec_key(key: &[u8]) -> Result<Key, LineError> {
+    Ok(match key {
+        b"ob" => Key::Ob,
+        b"fl" => Key::Fl,
+        b"fi" => Key::Fi,
+        b"fe" => Key::Fe,
+        b"fn" => Key::Fn,
+        b"cob" => Key::Cob,
+        b"cfi" | b"cfl" => Key::Cfi,
+        b"cfn" => Key::Cfn,
+        b"calls" => Key::Calls,
+        b"jump" => Key::Jump,
+        b"jcnd" => Key::Jcnd,
+        b"jfi" => Key::Jfi,
+        b"jfn" => Key::Jfn,
+        b"rec" | b"frfn" => {
+            return Err(
+                "output of --mangle-names=no is not supported (no reader accepts it)".into(),
+            )
+        }
+        _ => Key::Other,
+    })
+}
+
+/// Removes leading spaces and tabs.
+pub fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &s[n..]
+}
+
+/// A name as written: `(N) name` defines id N, `(N)` uses it, `name` is plain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameRef<'a> {
+    /// The compressed id, if any.
+    pub id: Option<u64>,
+    /// The name text, if any.
+    pub name: Option<&'a [u8]>,
+}
+
+/// Parses the value of `ob= fl= fn= cfn=` and friends.
+pub fn name_ref(value: &[u8]) -> Result<NameRef<'_>, LineError> {
+    let compressed = value.first() == Some(&b'(') && value.get(1).is_some_and(u8::is_ascii_digit);
+    if !compressed {
+        return Ok(NameRef {
+            id: None,
+            name: Some(value),
+        });
+    }
+    let close = value
+        .iter()
+        .position(|&b| b == b')')
+        .ok_or("expected ')' after a name id")?;
+    let id = parse_u64(&value[1..close]).ok_or("name id is not a number that fits 64 bits")?;
+    let rest = &value[close + 1..];
+    if rest.first() == Some(&b'\'') {
+        return Err(
+            "output of --compress-mangled=yes is not supported (no reader accepts it)".into(),
+        );
+    }
+    let name = trim_start(rest);
+    Ok(NameRef {
+        id: Some(id),
+        name: (!name.is_empty()).then_some(name),
+    })
+}
+
+/// A decimal u64, or None on anything else (empty, overflow, non-digit).
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        acc.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_every_kind() {
+        assert_eq!(classify(b"").unwrap(), Line::Blank);
+        assert_eq!(classify(b"  \t").unwrap(), Line::Blank);
+        assert_eq!(classify(b"# x").unwrap(), Line::Comment);
+        assert_eq!(
+            classify(b"events: Ir").unwrap(),
+            Line::Header {
+                key: b"events",
+                value: b"Ir"
+            }
+        );
+        assert_eq!(
+            classify(b"cfl=(3)").unwrap(),
+            Line::Spec {
+                key: Key::Cfi,
+                value: b"(3)"
+            }
+        );
+        assert_eq!(classify(b"+3 * 5").unwrap(), Line::Position(b"+3 * 5"));
+        assert!(classify(b" 3 5").is_err());
+        assert!(classify(b"rec=2").is_err());
+        assert!(classify(b"\x01garbage").is_err());
+    }
+
+    #[test]
+    fn parses_names() {
+        assert_eq!(
+            name_ref(b"(12) main").unwrap(),
+            NameRef {
+                id: Some(12),
+                name: Some(b"main")
+            }
+        );
+        assert_eq!(
+            name_ref(b"(12)").unwrap(),
+            NameRef {
+                id: Some(12),
+                name: None
+            }
+        );
+        assert_eq!(
+            name_ref(b"(below main)").unwrap(),
+            NameRef {
+                id: None,
+                name: Some(b"(below main)")
+            }
+        );
+        assert_eq!(
+            name_ref(b"(7) (5)x").unwrap(),
+            NameRef {
+                id: Some(7),
+                name: Some(b"(5)x")
+            }
+        );
+        assert!(name_ref(b"(99999999999999999999999)").is_err());
+        assert!(name_ref(b"(3").is_err());
+    }
+
+    #[test]
+    fn parses_u64_strictly() {
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"1a"), None);
+    }
+}

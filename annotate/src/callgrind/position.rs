@@ -1,0 +1,184 @@
+//! Position columns (`positions: instr line`): decoding with the readers'
+//! model (every position line moves the state, call and jump targets do
+//! not) and encoding the way callgrind writes them.
+
+use std::io::Write;
+
+use super::line::{parse_u64, LineError};
+
+/// Most columns a `positions:` line may list.
+pub const MAX_COLUMNS: usize = 3;
+
+/// Absolute values of all columns.
+pub type Pos = [u64; MAX_COLUMNS];
+
+/// What a column holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// Instruction address (written in hex when absolute).
+    Instr,
+    /// Source line.
+    Line,
+    /// Anything else (kept, never changed).
+    Other,
+}
+
+/// The columns of a part, from its `positions:` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Columns {
+    kinds: Vec<Column>,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            kinds: vec![Column::Line],
+        }
+    }
+}
+
+impl Columns {
+    /// Parses the value of `positions:`.
+    pub fn parse(value: &[u8]) -> Result<Columns, LineError> {
+        let kinds: Vec<Column> = value
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(|w| match w {
+                b"instr" => Column::Instr,
+                b"line" => Column::Line,
+                _ => Column::Other,
+            })
+            .collect();
+        if kinds.is_empty() || kinds.len() > MAX_COLUMNS {
+            return Err(format!("positions: expects 1 to {MAX_COLUMNS} columns"));
+        }
+        Ok(Columns { kinds })
+    }
+
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Always false: a part has at least one column.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Index of the column of this kind.
+    pub fn index(&self, kind: Column) -> Option<usize> {
+        self.kinds.iter().position(|&k| k == kind)
+    }
+
+    /// Decodes the position columns of `text` against `state`; returns the
+    /// absolute values and the rest of the line (costs), blanks removed.
+    pub fn decode<'a>(&self, text: &'a [u8], state: &Pos) -> Result<(Pos, &'a [u8]), LineError> {
+        let mut pos = *state;
+        let mut rest = text;
+        for (i, _) in self.kinds.iter().enumerate() {
+            rest = super::line::trim_start(rest);
+            let end = rest
+                .iter()
+                .position(|&b| b == b' ' || b == b'\t')
+                .unwrap_or(rest.len());
+            if end == 0 {
+                return Err(format!("expected {} position columns", self.kinds.len()));
+            }
+            pos[i] = decode_one(&rest[..end], state[i])?;
+            rest = &rest[end..];
+        }
+        Ok((pos, super::line::trim_start(rest)))
+    }
+
+    /// Writes `pos` relative to `prev` the way callgrind does: `*` when
+    /// equal, `+N`/`-N` for small steps, else absolute (hex for addresses);
+    /// `absolute` forces absolute values.
+    pub fn encode(&self, out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
+        for (i, kind) in self.kinds.iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            let (v, p) = (pos[i], prev[i]);
+            let _ = match (absolute, *kind) {
+                (false, _) if v == p => write!(out, "*"),
+                (false, _) if p > 0 && v > p && v - p < 100 => write!(out, "+{}", v - p),
+                (false, _) if p > 0 && v < p && p - v < 100 => write!(out, "-{}", p - v),
+                (_, Column::Instr) => write!(out, "{v:#x}"),
+                _ => write!(out, "{v}"),
+            };
+        }
+    }
+}
+
+fn decode_one(token: &[u8], prev: u64) -> Result<u64, LineError> {
+    let bad = || format!("bad position '{}'", String::from_utf8_lossy(token));
+    match token[0] {
+        b'*' if token.len() == 1 => Ok(prev),
+        b'+' => prev
+            .checked_add(number(&token[1..]).ok_or_else(bad)?)
+            .ok_or_else(bad),
+        b'-' => prev
+            .checked_sub(number(&token[1..]).ok_or_else(bad)?)
+            .ok_or_else(bad),
+        _ => number(token).ok_or_else(bad),
+    }
+}
+
+/// Decimal or `0x` hex.
+fn number(s: &[u8]) -> Option<u64> {
+    match s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
+        Some(hex) if !hex.is_empty() && hex.len() <= 16 => {
+            u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+        }
+        Some(_) => None,
+        None => parse_u64(s),
+    }
+}
+
+/// Checks the cost columns (decimal u64s) and returns the first one.
+pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
+    let mut first = None;
+    for token in costs
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|t| !t.is_empty())
+    {
+        let value = parse_u64(token)
+            .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
+        first.get_or_insert(value);
+    }
+    Ok(first.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_with_the_reader_model() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        let (pos, costs) = cols.decode(b"0x11b3 22 1", &[0; 3]).unwrap();
+        assert_eq!((pos[0], pos[1], costs), (0x11b3, 22, &b"1"[..]));
+        let (pos, costs) = cols.decode(b"+5 * 1 7", &pos).unwrap();
+        assert_eq!((pos[0], pos[1], costs), (0x11b8, 22, &b"1 7"[..]));
+        assert!(cols.decode(b"-0x99999 3", &pos).is_err());
+        assert!(cols.decode(b"5", &pos).is_err());
+    }
+
+    #[test]
+    fn encodes_like_callgrind() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        let mut out = Vec::new();
+        cols.encode(&mut out, &[0x1005, 12, 0], &[0x1000, 200, 0], false);
+        assert_eq!(out, b"+5 12");
+        out.clear();
+        cols.encode(&mut out, &[0x1005, 12, 0], &[0x1005, 12, 0], true);
+        assert_eq!(out, b"0x1005 12");
+    }
+
+    #[test]
+    fn costs_are_checked() {
+        assert_eq!(first_cost(b"5 6 7").unwrap(), 5);
+        assert_eq!(first_cost(b"").unwrap(), 0);
+        assert!(first_cost(b"5 99999999999999999999").is_err());
+    }
+}

@@ -1,0 +1,61 @@
+//! What a rewrite did, for the summary on stderr.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Counts gathered while rewriting one profile.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Event names from `events:` (the first one is used for shares).
+    pub events: Vec<String>,
+    /// Self cost of the first event over all cost lines.
+    pub total: u64,
+    /// Self cost (first event) per JIT symbol now named.
+    pub jit_cost: BTreeMap<u32, u64>,
+    /// Self cost (first event) still in address-named functions under
+    /// `???`, by address: code outside every known JIT range.
+    pub unnamed_cost: HashMap<u64, u64>,
+    /// Symbols whose address was covered by ranges of different names.
+    pub ambiguous: BTreeSet<u32>,
+    /// Calls between pseudo-functions of one range, folded into self cost.
+    pub folded_calls: u64,
+    /// Whether the profile has an instruction column.
+    pub has_instr: bool,
+    /// Whether the profile has a line column.
+    pub has_line: bool,
+    /// Parts seen.
+    pub parts: u64,
+    /// Lines with keys outside the spec, passed through.
+    pub unknown_lines: u64,
+}
+
+impl Stats {
+    /// Self cost (first event) now in named JIT functions.
+    pub fn jit_total(&self) -> u64 {
+        self.jit_cost.values().sum()
+    }
+
+    /// Self cost still in address-named pseudo-functions.
+    pub fn unnamed_total(&self) -> u64 {
+        self.unnamed_cost.values().sum()
+    }
+
+    /// Adds another profile's counts (parts and thread files of one run).
+    pub fn merge(&mut self, other: &Stats) {
+        if self.events.is_empty() {
+            self.events = other.events.clone();
+        }
+        self.total += other.total;
+        for (&k, &v) in &other.jit_cost {
+            *self.jit_cost.entry(k).or_default() += v;
+        }
+        for (&k, &v) in &other.unnamed_cost {
+            *self.unnamed_cost.entry(k).or_default() += v;
+        }
+        self.ambiguous.extend(&other.ambiguous);
+        self.folded_calls += other.folded_calls;
+        self.has_instr |= other.has_instr;
+        self.has_line |= other.has_line;
+        self.parts += other.parts;
+        self.unknown_lines += other.unknown_lines;
+    }
+}

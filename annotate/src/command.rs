@@ -1,0 +1,160 @@
+//! `callgrind-jit annotate`: sort the inputs, load the symbols, rewrite
+//! each profile, report.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::callgrind::{self, Stats};
+use crate::cli::{AnnotateArgs, Bias};
+use crate::symbols::{BiasMode, SymbolTable};
+use crate::{discover, output};
+
+/// What one `annotate` run did.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// (input, output, stats) per profile rewritten.
+    pub profiles: Vec<(PathBuf, PathBuf, Stats)>,
+    /// Profiles skipped because they were empty (thread runs leave one).
+    pub empty: Vec<PathBuf>,
+    /// The symbol table used.
+    pub symbols: SymbolTable,
+}
+
+/// What an input file is, by content.
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    Profile,
+    EmptyProfile,
+    Jitdump,
+    PerfMap,
+}
+
+/// Runs `annotate`.
+pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
+    let mut profiles = Vec::new();
+    let mut sources = Vec::new();
+    let mut report = Report::default();
+    for path in &args.inputs {
+        match kind(path)? {
+            Kind::Profile => profiles.push(path.clone()),
+            Kind::EmptyProfile => report.empty.push(path.clone()),
+            Kind::Jitdump | Kind::PerfMap => sources.push(path.clone()),
+        }
+    }
+    if profiles.is_empty() {
+        bail!("no callgrind profile among the inputs");
+    }
+    if args.output.is_some() && profiles.len() > 1 {
+        bail!(
+            "-o names one output, but {} profiles were given",
+            profiles.len()
+        );
+    }
+    if sources.is_empty() {
+        sources = discover_sources(&profiles);
+    }
+    report.symbols = load_symbols(&sources, bias_mode(args.bias))?;
+    for profile in &profiles {
+        let out = args
+            .output
+            .clone()
+            .unwrap_or_else(|| output::default_output(profile));
+        output::check_not_input(&out, &args.inputs)?;
+        let stats = rewrite_file(profile, &out, &report.symbols)?;
+        report.profiles.push((profile.clone(), out, stats));
+    }
+    Ok(report)
+}
+
+fn bias_mode(bias: Bias) -> BiasMode {
+    match bias {
+        Bias::Detect => BiasMode::Detect,
+        Bias::None => BiasMode::None,
+        Bias::Elf64 => BiasMode::Fixed(0x40),
+        Bias::Elf32 => BiasMode::Fixed(0x34),
+    }
+}
+
+/// Reads the first bytes of `path` to tell what it is.
+fn kind(path: &Path) -> Result<Kind> {
+    let mut head = Vec::with_capacity(512);
+    File::open(path)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    if head.is_empty() {
+        return Ok(Kind::EmptyProfile);
+    }
+    if crate::jitdump::is_jitdump(&head) {
+        return Ok(Kind::Jitdump);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let profile_keys = [
+        "# callgrind format",
+        "version:",
+        "creator:",
+        "events:",
+        "positions:",
+        "cmd:",
+        "pid:",
+    ];
+    if profile_keys.iter().any(|k| text.starts_with(k)) {
+        return Ok(Kind::Profile);
+    }
+    if crate::perfmap::looks_like_perf_map(&head) {
+        return Ok(Kind::PerfMap);
+    }
+    bail!(
+        "'{}' is neither a callgrind profile, a jitdump nor a perf map",
+        path.display()
+    )
+}
+
+fn discover_sources(profiles: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    for profile in profiles {
+        let Some(pid) = discover::profile_pid(profile) else {
+            continue;
+        };
+        for path in discover::sources_for(pid, profile) {
+            if !found.contains(&path) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn load_symbols(sources: &[PathBuf], bias: BiasMode) -> Result<SymbolTable> {
+    let mut table = SymbolTable::new();
+    for path in sources {
+        let data =
+            std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+        if crate::jitdump::is_jitdump(&data) {
+            table
+                .add_jitdump(path.clone(), &data, bias)
+                .with_context(|| format!("cannot read jitdump '{}'", path.display()))?;
+        } else {
+            table.add_perf_map(path.clone(), &data);
+        }
+    }
+    table.finish();
+    Ok(table)
+}
+
+fn rewrite_file(input: &Path, out: &Path, symbols: &SymbolTable) -> Result<Stats> {
+    let file = File::open(input).with_context(|| format!("cannot read '{}'", input.display()))?;
+    output::write_atomically(out, |w| {
+        callgrind::rewrite(BufReader::with_capacity(1 << 20, file), w, symbols).map_err(|e| match e
+        {
+            callgrind::RewriteError::Parse { line, message } => {
+                anyhow::anyhow!("{}:{line}: {message}", input.display())
+            }
+            callgrind::RewriteError::Io(err) => {
+                anyhow::anyhow!("cannot rewrite '{}': {err}", input.display())
+            }
+        })
+    })
+}

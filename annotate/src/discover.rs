@@ -1,0 +1,65 @@
+//! Finding the jitdump and perf map of a profile from its `pid:` line.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// The `pid:` of a profile's header, if it has one in its first lines.
+pub fn profile_pid(path: &Path) -> Option<u32> {
+    let file = std::fs::File::open(path).ok()?;
+    BufReader::new(file)
+        .split(b'\n')
+        .take(64)
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix(b"pid:")
+                .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
+        })
+}
+
+/// Candidate symbol files for `pid`, existing ones only, in the order
+/// runtimes put them: next to the profile, the current directory,
+/// `$JITDUMPDIR`, `/tmp`, `~/.debug/jit/*/` (and under `$JITDUMPDIR`),
+/// then `/tmp/perf-PID.map`.
+pub fn sources_for(pid: u32, profile: &Path) -> Vec<PathBuf> {
+    let dump = format!("jit-{pid}.dump");
+    let mut dirs: Vec<PathBuf> = vec![profile
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)];
+    dirs.push(PathBuf::from("."));
+    let jitdumpdir = std::env::var_os("JITDUMPDIR").map(PathBuf::from);
+    dirs.extend(jitdumpdir.clone());
+    dirs.push(PathBuf::from("/tmp"));
+    for base in jitdumpdir
+        .into_iter()
+        .chain(std::env::var_os("HOME").map(PathBuf::from))
+    {
+        dirs.extend(debug_jit_dirs(&base));
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    let candidates = dirs
+        .iter()
+        .map(|d| d.join(&dump))
+        .chain([PathBuf::from(format!("/tmp/perf-{pid}.map"))]);
+    for candidate in candidates {
+        let Ok(real) = candidate.canonicalize() else {
+            continue;
+        };
+        if real.is_file() && !found.contains(&real) {
+            found.push(real);
+        }
+    }
+    found
+}
+
+fn debug_jit_dirs(base: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(base.join(".debug/jit")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}

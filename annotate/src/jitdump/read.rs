@@ -1,0 +1,456 @@
+//! The jitdump reader: header, record framing, and each record's body.
+
+use std::fmt;
+
+use jit_client::jitdump::format::{self, RecordType};
+use nom::bytes::complete::{tag, take, take_until};
+use nom::number::complete::{u32 as nom_u32, u64 as nom_u64};
+use nom::number::Endianness;
+use nom::IResult;
+
+/// Records larger than this are refused as corrupt (no real one comes near).
+const MAX_RECORD_SIZE: u64 = 256 << 20;
+
+/// The 40-byte file header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// True for a big-endian writer (`JiTD` on disk).
+    pub big_endian: bool,
+    /// 1 for every known writer.
+    pub version: u32,
+    /// Header size; records start here.
+    pub total_size: u32,
+    /// ELF machine of the code.
+    pub elf_mach: u32,
+    /// Writer's process id.
+    pub pid: u32,
+    /// File creation time (unit depends on the writer).
+    pub timestamp: u64,
+    /// Bit 0: record timestamps are TSC ticks.
+    pub flags: u64,
+}
+
+/// A CODE_LOAD record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Load<'a> {
+    /// Thread that loaded the code.
+    pub tid: u32,
+    /// Address of the code.
+    pub code_addr: u64,
+    /// Size of the code.
+    pub code_size: u64,
+    /// The writer's unique id for this load.
+    pub code_index: u64,
+    /// Function name as written (not necessarily UTF-8).
+    pub name: &'a [u8],
+    /// The code bytes, when the record carries them.
+    pub code: Option<&'a [u8]>,
+}
+
+/// A CODE_MOVE record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// Old address of the code.
+    pub old_code_addr: u64,
+    /// New address of the code.
+    pub new_code_addr: u64,
+    /// Size of the code.
+    pub code_size: u64,
+    /// The moved load's code_index.
+    pub code_index: u64,
+}
+
+/// One DEBUG_INFO entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DebugEntry<'a> {
+    /// Address of the first instruction of this position.
+    pub addr: u64,
+    /// Source line (0 = none).
+    pub line: u32,
+    /// Column + 1 (V8), a DWARF discriminator (LLVM) or 0.
+    pub discrim: u32,
+    /// Source file name (empty = none).
+    pub file: &'a [u8],
+}
+
+/// One record, in file order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// Code was loaded.
+    Load(Load<'a>),
+    /// Code moved.
+    Move(Move),
+    /// Lines for the code at `code_addr`.
+    DebugInfo {
+        /// Address of the described code.
+        code_addr: u64,
+        /// The entries, in file order.
+        entries: Vec<DebugEntry<'a>>,
+    },
+    /// The writer closed the file.
+    Close,
+    /// Unwinding data (only sizes are kept).
+    UnwindingInfo,
+    /// A record id this reader does not know.
+    Unknown(u32),
+}
+
+/// Damage found while reading; the reader went on past it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Byte offset of the record concerned.
+    pub offset: u64,
+    /// What was wrong.
+    pub kind: ProblemKind,
+}
+
+/// The kinds of damage, each counted in the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The file ends inside a record (the writer died or is still writing).
+    TruncatedTail,
+    /// A record's size is below 16 or absurdly large: reading stopped.
+    BadRecordSize,
+    /// A record's body does not fit its declared layout: skipped.
+    CorruptRecord,
+    /// DEBUG_INFO entries do not parse (V8 writes such records): dropped.
+    CorruptDebugInfo,
+    /// A record id this reader does not know: skipped.
+    UnknownRecord,
+    /// Bytes after the CLOSE record were ignored.
+    DataAfterClose,
+    /// Header version other than 1 (read with the version 1 layout).
+    UnexpectedVersion,
+    /// Header flags other than the TSC flag.
+    UnknownFlags,
+}
+
+impl fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProblemKind::TruncatedTail => "truncated record at the end",
+            ProblemKind::BadRecordSize => "record with an impossible size (reading stopped)",
+            ProblemKind::CorruptRecord => "corrupt record skipped",
+            ProblemKind::CorruptDebugInfo => "corrupt DEBUG_INFO dropped",
+            ProblemKind::UnknownRecord => "unknown record type skipped",
+            ProblemKind::DataAfterClose => "data after CODE_CLOSE ignored",
+            ProblemKind::UnexpectedVersion => "unexpected header version",
+            ProblemKind::UnknownFlags => "unknown header flags",
+        })
+    }
+}
+
+/// A file that is not a usable jitdump at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    /// Byte offset of the problem.
+    pub offset: u64,
+    /// What was expected.
+    pub message: &'static str,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// A parsed jitdump: header, records in file order, and damage found.
+#[derive(Clone, Debug)]
+pub struct Jitdump<'a> {
+    /// The file header.
+    pub header: Header,
+    /// Records with their byte offsets, in file order.
+    pub records: Vec<(u64, Record<'a>)>,
+    /// Damage the reader stepped over.
+    pub problems: Vec<Problem>,
+}
+
+/// True when `data` starts with the jitdump magic in either byte order.
+pub fn is_jitdump(data: &[u8]) -> bool {
+    magic_endianness(data).is_some()
+}
+
+fn magic_endianness(data: &[u8]) -> Option<Endianness> {
+    let magic: [u8; 4] = data.get(..4)?.try_into().ok()?;
+    if magic == format::MAGIC.to_le_bytes() {
+        Some(Endianness::Little)
+    } else if magic == format::MAGIC.to_be_bytes() {
+        Some(Endianness::Big)
+    } else {
+        None
+    }
+}
+
+/// Reads a whole jitdump held in memory.
+pub fn read(data: &[u8]) -> Result<Jitdump<'_>, ReadError> {
+    let endian = magic_endianness(data).ok_or(ReadError {
+        offset: 0,
+        message: "not a jitdump (no JiTD magic)",
+    })?;
+    let header = header(data, endian)?;
+    let mut dump = Jitdump {
+        header,
+        records: Vec::new(),
+        problems: Vec::new(),
+    };
+    dump.check_header();
+    let mut offset = dump.header.total_size as usize;
+    while offset < data.len() {
+        match next_record(data, offset, endian) {
+            Frame::Record(size, record) => {
+                let is_close = record == Record::Close;
+                dump.push(offset, record);
+                offset += size;
+                if is_close && offset < data.len() {
+                    dump.problem(offset, ProblemKind::DataAfterClose);
+                }
+                if is_close {
+                    break;
+                }
+            }
+            Frame::Skip(size, kind) => {
+                dump.problem(offset, kind);
+                offset += size;
+            }
+            Frame::Stop(kind) => {
+                dump.problem(offset, kind);
+                break;
+            }
+        }
+    }
+    Ok(dump)
+}
+
+impl<'a> Jitdump<'a> {
+    fn check_header(&mut self) {
+        if self.header.version != format::VERSION {
+            self.problem(0, ProblemKind::UnexpectedVersion);
+        }
+        if self.header.flags & !format::FLAG_ARCH_TIMESTAMP != 0 {
+            self.problem(0, ProblemKind::UnknownFlags);
+        }
+    }
+
+    fn push(&mut self, offset: usize, record: Record<'a>) {
+        if let Record::Unknown(_) = record {
+            self.problem(offset, ProblemKind::UnknownRecord);
+        }
+        self.records.push((offset as u64, record));
+    }
+
+    fn problem(&mut self, offset: usize, kind: ProblemKind) {
+        self.problems.push(Problem {
+            offset: offset as u64,
+            kind,
+        });
+    }
+}
+
+fn header(data: &[u8], e: Endianness) -> Result<Header, ReadError> {
+    let short = ReadError {
+        offset: data.len() as u64,
+        message: "file ends inside the 40-byte header",
+    };
+    let fields = |i| -> IResult<&[u8], Header> {
+        let (i, _magic) = nom_u32(e)(i)?;
+        let (i, version) = nom_u32(e)(i)?;
+        let (i, total_size) = nom_u32(e)(i)?;
+        let (i, elf_mach) = nom_u32(e)(i)?;
+        let (i, _pad) = nom_u32(e)(i)?;
+        let (i, pid) = nom_u32(e)(i)?;
+        let (i, timestamp) = nom_u64(e)(i)?;
+        let (i, flags) = nom_u64(e)(i)?;
+        let big_endian = e == Endianness::Big;
+        Ok((
+            i,
+            Header {
+                big_endian,
+                version,
+                total_size,
+                elf_mach,
+                pid,
+                timestamp,
+                flags,
+            },
+        ))
+    };
+    let (_, header) = fields(data).map_err(|_| short)?;
+    if (header.total_size as usize) < format::HEADER_SIZE {
+        return Err(ReadError {
+            offset: 8,
+            message: "header size below 40",
+        });
+    }
+    if header.total_size as usize > data.len() {
+        return Err(ReadError {
+            offset: 8,
+            message: "header size beyond the end of the file",
+        });
+    }
+    Ok(header)
+}
+
+enum Frame<'a> {
+    Record(usize, Record<'a>),
+    Skip(usize, ProblemKind),
+    Stop(ProblemKind),
+}
+
+fn next_record(data: &[u8], offset: usize, e: Endianness) -> Frame<'_> {
+    let rest = &data[offset..];
+    let prefix = |i| -> IResult<&[u8], (u32, u32)> {
+        let (i, id) = nom_u32(e)(i)?;
+        let (i, size) = nom_u32(e)(i)?;
+        Ok((i, (id, size)))
+    };
+    let Ok((_, (id, size))) = prefix(rest) else {
+        return Frame::Stop(ProblemKind::TruncatedTail);
+    };
+    let size64 = u64::from(size);
+    if size64 < format::RECORD_PREFIX_SIZE as u64 || size64 > MAX_RECORD_SIZE {
+        return Frame::Stop(ProblemKind::BadRecordSize);
+    }
+    let size = size as usize;
+    if size > rest.len() {
+        return Frame::Stop(ProblemKind::TruncatedTail);
+    }
+    let body = &rest[format::RECORD_PREFIX_SIZE..size];
+    match record(RecordType(id), body, e) {
+        Ok(record) => Frame::Record(size, record),
+        Err(kind) => Frame::Skip(size, kind),
+    }
+}
+
+fn record(kind: RecordType, body: &[u8], e: Endianness) -> Result<Record<'_>, ProblemKind> {
+    let corrupt = |_| ProblemKind::CorruptRecord;
+    match kind {
+        RecordType::CODE_LOAD => code_load(body, e)
+            .map(|(_, r)| Record::Load(r))
+            .map_err(corrupt),
+        RecordType::CODE_MOVE => code_move(body, e)
+            .map(|(_, r)| Record::Move(r))
+            .map_err(corrupt),
+        RecordType::DEBUG_INFO => debug_info(body, e),
+        RecordType::CODE_CLOSE => Ok(Record::Close),
+        RecordType::UNWINDING_INFO => unwinding_info(body, e).map(|_| Record::UnwindingInfo),
+        RecordType(other) => Ok(Record::Unknown(other)),
+    }
+}
+
+fn c_string(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    let (i, s) = take_until(&b"\0"[..])(i)?;
+    let (i, _) = tag(&b"\0"[..])(i)?;
+    Ok((i, s))
+}
+
+fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], Load<'_>> {
+    let (i, _pid) = nom_u32(e)(i)?;
+    let (i, tid) = nom_u32(e)(i)?;
+    let (i, _vma) = nom_u64(e)(i)?;
+    let (i, code_addr) = nom_u64(e)(i)?;
+    let (i, code_size) = nom_u64(e)(i)?;
+    let (i, code_index) = nom_u64(e)(i)?;
+    let (i, name) = c_string(i)?;
+    if code_addr.checked_add(code_size).is_none() {
+        return Err(nom::Err::Failure(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    // Code bytes are optional (jvmti, .NET may leave them out).
+    let code = usize::try_from(code_size)
+        .ok()
+        .and_then(|n| i.get(..n))
+        .filter(|c| !c.is_empty());
+    Ok((
+        i,
+        Load {
+            tid,
+            code_addr,
+            code_size,
+            code_index,
+            name,
+            code,
+        },
+    ))
+}
+
+fn code_move(i: &[u8], e: Endianness) -> IResult<&[u8], Move> {
+    let (i, _pid) = nom_u32(e)(i)?;
+    let (i, _tid) = nom_u32(e)(i)?;
+    let (i, _vma) = nom_u64(e)(i)?;
+    let (i, old_code_addr) = nom_u64(e)(i)?;
+    let (i, new_code_addr) = nom_u64(e)(i)?;
+    let (i, code_size) = nom_u64(e)(i)?;
+    let (i, code_index) = nom_u64(e)(i)?;
+    Ok((
+        i,
+        Move {
+            old_code_addr,
+            new_code_addr,
+            code_size,
+            code_index,
+        },
+    ))
+}
+
+/// A DEBUG_INFO whose entries do not parse exactly (leftover bytes that are
+/// not zero padding) keeps its address but loses its entries.
+fn debug_info(body: &[u8], e: Endianness) -> Result<Record<'_>, ProblemKind> {
+    let head = |i| -> IResult<&[u8], (u64, u64)> {
+        let (i, addr) = nom_u64(e)(i)?;
+        let (i, n) = nom_u64(e)(i)?;
+        Ok((i, (addr, n)))
+    };
+    let (rest, (code_addr, n)) = head(body).map_err(|_| ProblemKind::CorruptRecord)?;
+    let max_entries = (rest.len() / format::DEBUG_ENTRY_FIXED_SIZE) as u64;
+    if n > max_entries {
+        return Err(ProblemKind::CorruptDebugInfo);
+    }
+    let mut entries = Vec::with_capacity(n as usize);
+    let mut i = rest;
+    for _ in 0..n {
+        let (next, entry) = debug_entry(i, e).map_err(|_| ProblemKind::CorruptDebugInfo)?;
+        entries.push(entry);
+        i = next;
+    }
+    if i.len() >= 8 || i.iter().any(|&b| b != 0) {
+        return Err(ProblemKind::CorruptDebugInfo);
+    }
+    Ok(Record::DebugInfo { code_addr, entries })
+}
+
+fn debug_entry(i: &[u8], e: Endianness) -> IResult<&[u8], DebugEntry<'_>> {
+    let (i, addr) = nom_u64(e)(i)?;
+    let (i, line) = nom_u32(e)(i)?;
+    let (i, discrim) = nom_u32(e)(i)?;
+    let (i, file) = c_string(i)?;
+    Ok((
+        i,
+        DebugEntry {
+            addr,
+            line,
+            discrim,
+            file,
+        },
+    ))
+}
+
+fn unwinding_info(i: &[u8], e: Endianness) -> Result<(), ProblemKind> {
+    let sizes = |i| -> IResult<&[u8], (u64, u64)> {
+        let (i, unwind) = nom_u64(e)(i)?;
+        let (i, hdr) = nom_u64(e)(i)?;
+        let (i, _mapped) = nom_u64(e)(i)?;
+        let (i, _) = take(0usize)(i)?;
+        Ok((i, (unwind, hdr)))
+    };
+    let (rest, (unwind, hdr)) = sizes(i).map_err(|_| ProblemKind::CorruptRecord)?;
+    if hdr > unwind || unwind > rest.len() as u64 {
+        return Err(ProblemKind::CorruptRecord);
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! The summary printed on stderr after `annotate`.
+
+use std::fmt::Write as _;
+
+use crate::callgrind::Stats;
+use crate::command::Report;
+use crate::symbols::SymbolTable;
+
+/// How many unnamed addresses and ambiguous functions to list.
+const TOP: usize = 5;
+
+/// Renders the summary of a whole run.
+pub fn render(report: &Report) -> String {
+    let mut s = String::new();
+    let table = &report.symbols;
+    sources(&mut s, table);
+    for path in &report.empty {
+        let _ = writeln!(
+            s,
+            "skipped empty profile '{}' (thread runs leave one)",
+            path.display()
+        );
+    }
+    let mut all = Stats::default();
+    for (input, out, stats) in &report.profiles {
+        let _ = writeln!(s, "wrote '{}' (from '{}')", out.display(), input.display());
+        all.merge(stats);
+    }
+    costs(&mut s, table, &all);
+    problems(&mut s, table, &all);
+    s
+}
+
+fn sources(s: &mut String, table: &SymbolTable) {
+    if table.sources().is_empty() {
+        let _ = writeln!(s, "no jitdump or perf map given or found: nothing to name");
+    }
+    for (i, source) in table.sources().iter().enumerate() {
+        let n = table.symbols().iter().filter(|sym| sym.source == i).count();
+        let _ = writeln!(s, "symbols: '{}' ({n} code ranges)", source.path.display());
+    }
+}
+
+fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
+    let event = all.events.first().map_or("cost", String::as_str);
+    let names: std::collections::BTreeSet<_> = all
+        .jit_cost
+        .keys()
+        .map(|&k| &table.symbol(k).name)
+        .collect();
+    let _ = writeln!(
+        s,
+        "JIT functions named: {} ({} code ranges), holding {} of {event} ({} of {})",
+        names.len(),
+        all.jit_cost.len(),
+        percent(all.jit_total(), all.total),
+        group(all.jit_total()),
+        group(all.total)
+    );
+    let unnamed = all.unnamed_total();
+    let _ = writeln!(
+        s,
+        "still address-named under ???: {} of {event}",
+        percent(unnamed, all.total)
+    );
+    let mut top: Vec<_> = all.unnamed_cost.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (addr, cost) in top.into_iter().take(TOP).filter(|(_, c)| **c > 0) {
+        let _ = writeln!(
+            s,
+            "  {addr:#018x}  {} ({})",
+            group(*cost),
+            percent(*cost, all.total)
+        );
+    }
+    if all.has_line && !all.has_instr && !all.jit_cost.is_empty() {
+        let _ = writeln!(s, "hint: the profile has no instruction addresses, so JIT functions get no per-line costs; record with --dump-instr=yes");
+    }
+}
+
+fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
+    if !all.ambiguous.is_empty() {
+        let names: Vec<_> = all
+            .ambiguous
+            .iter()
+            .take(TOP)
+            .map(|&i| table.symbol(i).name.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "ambiguous (address reused by other code; latest load named): {} functions: {}",
+            all.ambiguous.len(),
+            names.join(", ")
+        );
+    }
+    if all.folded_calls > 0 {
+        let _ = writeln!(
+            s,
+            "calls inside one JIT function folded into its self cost: {}",
+            all.folded_calls
+        );
+    }
+    if all.unknown_lines > 0 {
+        let _ = writeln!(
+            s,
+            "warning: {} lines with unknown keys passed through unchanged",
+            all.unknown_lines
+        );
+    }
+    for (path, what, n) in &table.report.problems {
+        let _ = writeln!(s, "warning: '{}': {what}: {n}", path.display());
+    }
+    if table.report.orphan_debug_info > 0 {
+        let _ = writeln!(
+            s,
+            "warning: DEBUG_INFO records matching no CODE_LOAD: {}",
+            table.report.orphan_debug_info
+        );
+    }
+}
+
+fn percent(part: u64, total: u64) -> String {
+    if total == 0 {
+        return "0.00%".into();
+    }
+    format!("{:.2}%", part as f64 * 100.0 / total as f64)
+}
+
+/// 1234567 -> "1,234,567".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,218 @@
+//! The symbol table: JIT address ranges with names, files and lines.
+//!
+//! Built from jitdumps and perf maps. Where ranges overlap (address reuse,
+//! or a jitdump and a map covering the same code) a jitdump beats a map and
+//! a later load beats an earlier one; such addresses are marked ambiguous
+//! when the losing range had another name.
+
+mod from_jitdump;
+mod from_perfmap;
+mod segments;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub use from_jitdump::BiasMode;
+use segments::Segment;
+
+/// Where symbols came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A jitdump file.
+    Jitdump,
+    /// A perf map file.
+    PerfMap,
+}
+
+/// One input file of symbols.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The file as given.
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: SourceKind,
+    /// The object name JIT functions from it get in the profile.
+    pub object: String,
+}
+
+/// A source line for instructions from `offset` up to the next row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Offset from the symbol's start.
+    pub offset: u64,
+    /// Source line; 0 means no location (a sentinel).
+    pub line: u32,
+    /// Index of the file in the table's file list.
+    pub file: u32,
+}
+
+/// One JIT code range.
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    /// Function name (split from the runtime's convention).
+    pub name: String,
+    /// File index of the function's source file, if known.
+    pub file: Option<u32>,
+    /// Declaration line (from the name or the first row), 0 if unknown.
+    pub line: u32,
+    /// Start address.
+    pub start: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Line rows by offset (empty without DEBUG_INFO).
+    pub rows: Vec<Row>,
+    /// Index of the source this came from.
+    pub source: usize,
+}
+
+impl Symbol {
+    /// The source row covering `addr`, if it carries a line.
+    pub fn row_at(&self, addr: u64) -> Option<Row> {
+        let offset = addr.checked_sub(self.start)?;
+        let i = self
+            .rows
+            .partition_point(|r| r.offset <= offset)
+            .checked_sub(1)?;
+        Some(self.rows[i]).filter(|r| r.line != 0)
+    }
+}
+
+/// An address lookup result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// Index of the winning symbol.
+    pub symbol: u32,
+    /// Another range with a different name also covered the address.
+    pub ambiguous: bool,
+}
+
+/// Counts of what building the table skipped, for the summary.
+#[derive(Clone, Debug, Default)]
+pub struct BuildReport {
+    /// Per source: (problem description, count).
+    pub problems: Vec<(PathBuf, String, usize)>,
+    /// DEBUG_INFO records whose +0x40 bias was removed.
+    pub biased_debug_info: usize,
+    /// DEBUG_INFO records matched to no CODE_LOAD.
+    pub orphan_debug_info: usize,
+}
+
+/// Symbols from all sources, ready for address lookups.
+#[derive(Debug, Default)]
+pub struct SymbolTable {
+    sources: Vec<Source>,
+    symbols: Vec<Symbol>,
+    files: Vec<String>,
+    file_ids: HashMap<String, u32>,
+    segments: Vec<Segment>,
+    priorities: Vec<(u8, u32)>,
+    /// What was skipped while reading the sources.
+    pub report: BuildReport,
+}
+
+impl SymbolTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads a jitdump's bytes into the table.
+    pub fn add_jitdump(
+        &mut self,
+        path: PathBuf,
+        data: &[u8],
+        bias: BiasMode,
+    ) -> Result<(), crate::jitdump::ReadError> {
+        let dump = crate::jitdump::read(data)?;
+        let source = self.add_source(path, SourceKind::Jitdump);
+        from_jitdump::add(self, source, &dump, bias);
+        self.segments.clear();
+        Ok(())
+    }
+
+    /// Reads a perf map's bytes into the table.
+    pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
+        let source = self.add_source(path, SourceKind::PerfMap);
+        from_perfmap::add(self, source, &crate::perfmap::parse(data));
+        self.segments.clear();
+    }
+
+    fn add_source(&mut self, path: PathBuf, kind: SourceKind) -> usize {
+        let object = std::path::absolute(&path)
+            .unwrap_or_else(|_| path.clone())
+            .display()
+            .to_string();
+        self.sources.push(Source { path, kind, object });
+        self.sources.len() - 1
+    }
+
+    fn push(&mut self, symbol: Symbol) {
+        let rank = match self.sources[symbol.source].kind {
+            SourceKind::PerfMap => 0,
+            SourceKind::Jitdump => 1,
+        };
+        self.priorities.push((rank, self.symbols.len() as u32));
+        self.symbols.push(symbol);
+    }
+
+    fn intern_file(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.file_ids.get(name) {
+            return id;
+        }
+        let id = self.files.len() as u32;
+        self.files.push(name.to_string());
+        self.file_ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// Builds the lookup index; call after the last `add_*`.
+    pub fn finish(&mut self) {
+        self.segments = segments::build(&self.symbols, &self.priorities);
+    }
+
+    /// The symbol covering `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<Hit> {
+        let i = self
+            .segments
+            .partition_point(|s| s.start <= addr)
+            .checked_sub(1)?;
+        let seg = &self.segments[i];
+        (addr < seg.end).then_some(Hit {
+            symbol: seg.symbol,
+            ambiguous: seg.ambiguous,
+        })
+    }
+
+    /// Symbol by index.
+    pub fn symbol(&self, index: u32) -> &Symbol {
+        &self.symbols[index as usize]
+    }
+
+    /// All symbols.
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    /// File name by index.
+    pub fn file(&self, index: u32) -> &str {
+        &self.files[index as usize]
+    }
+
+    /// The sources read.
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+
+    /// Number of address ranges where overlapping symbols disagree.
+    pub fn ambiguous_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.segments
+            .iter()
+            .filter(|s| s.ambiguous)
+            .map(|s| (s.start, s.end))
+    }
+
+    /// True when no source gave any symbol.
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+}
