@@ -97,7 +97,7 @@ impl<W: Write> Rewriter<'_, W> {
 
     fn write_group(&mut self, group: &Group, raw: &[u8], text: &[u8], terminated: bool) -> Res {
         let parsed = self.parse_group(group)?;
-        let (count_raw, count_term, count, target_text) =
+        let CountLine(count_raw, count_term, count, target_text) =
             parsed.count.ok_or("group without calls=/jump=")?;
         check_count(count)?;
         let before = self.part.in_pos;
