@@ -60,6 +60,7 @@ struct Named<'a> {
 }
 
 /// A `calls=`/`jump=`/`jcnd=` line: raw, terminated, count, target text.
+#[derive(Clone, Copy)]
 struct CountLine<'a>(&'a [u8], bool, &'a [u8], &'a [u8]);
 
 /// A parsed group.
