@@ -74,11 +74,10 @@ fn v8(raw: &str) -> Option<Split> {
 /// a path or URL, else the last one.
 fn script_start(s: &str) -> Option<usize> {
     const STARTS: [&str; 7] = ["/", "./", "node:", "file:", "http:", "https:", "<"];
-    let spaces = s.match_indices(' ').map(|(i, _)| i);
-    spaces
-        .clone()
+    s.match_indices(' ')
+        .map(|(i, _)| i)
         .find(|&i| STARTS.iter().any(|p| s[i + 1..].starts_with(p)))
-        .or(spaces.last())
+        .or_else(|| s.rfind(' '))
 }
 
 /// LuaJIT: `TRACE_12::script.lua:40`.
