@@ -1,0 +1,109 @@
+//! Shared helpers: paths, building the binaries once, running real tools.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fixture folder under tests/fixtures.
+pub fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures").join(name)
+}
+
+/// A fresh, empty scratch folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = root().join("target/it-scratch").join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `cmd`, panicking with everything it printed if it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(out.status.success(), "{}", describe(cmd, &out));
+    out
+}
+
+/// The command, its status, stdout and stderr, for failure messages.
+pub fn describe(cmd: &Command, out: &Output) -> String {
+    format!(
+        "command: {cmd:?}\nstatus: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn cargo_build(args: &[&str]) {
+    run_ok(Command::new(env!("CARGO")).arg("build").args(args).current_dir(root()));
+}
+
+/// The `callgrind-jit` binary, built once per test run.
+pub fn cli() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        cargo_build(&["-p", "annotate", "--bin", "callgrind-jit"]);
+        root().join("target/debug/callgrind-jit")
+    })
+    .clone()
+}
+
+/// jit-client's static library (release), built once per test run.
+pub fn staticlib() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        cargo_build(&["--release", "-p", "jit-client"]);
+        root().join("target/release/libjit_client.a")
+    })
+    .clone()
+}
+
+/// Builds `examples/c/demo.c` against the header and the static library.
+pub fn c_demo(dir: &Path) -> PathBuf {
+    let exe = dir.join("demo");
+    run_ok(
+        Command::new("gcc")
+            .arg("-O1")
+            .arg("-g")
+            .arg(root().join("examples/c/demo.c"))
+            .arg("-I")
+            .arg(root().join("jit-client/include"))
+            .arg(staticlib())
+            .args(["-lpthread", "-ldl", "-lm", "-o"])
+            .arg(&exe),
+    );
+    exe
+}
+
+/// Runs `prog args` under the real callgrind in `dir` (its cwd); returns
+/// the pid and the profile.
+pub fn callgrind(dir: &Path, extra: &[&str], prog: &Path, args: &[&str], env: &[(&str, &str)]) -> (u32, PathBuf) {
+    let mut cmd = Command::new("valgrind");
+    cmd.current_dir(dir)
+        .args(["--tool=callgrind", "--dump-instr=yes", "--callgrind-out-file=callgrind.out.%p"])
+        .args(extra)
+        .arg(prog)
+        .args(args)
+        .envs(env.iter().copied());
+    run_ok(&mut cmd);
+    let profile = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("callgrind.out."))
+        .expect("callgrind wrote a profile");
+    let pid = profile.extension().unwrap().to_string_lossy().parse().unwrap();
+    (pid, profile)
+}
+
+/// `callgrind_annotate` (the real one) on `profile`, with `args`.
+pub fn callgrind_annotate(profile: &Path, args: &[&str]) -> String {
+    let out = run_ok(Command::new("callgrind_annotate").args(args).arg(profile));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("WARNING") && !stderr.contains("line "), "callgrind_annotate warned:\n{stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
