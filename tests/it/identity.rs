@@ -37,37 +37,46 @@ impl Functions {
         self.ca_called.difference(&self.ca_defined).collect()
     }
 
-    /// Names that KCachegrind shows under more than one (file, object),
-    /// among functions whose object basename passes `is_jit`.
-    pub fn kc_split(&self, is_jit: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut by_name: BTreeMap<&str, BTreeSet<&Triple>> = BTreeMap::new();
-        for t in self.kc_defined.iter().chain(&self.kc_called) {
-            by_name.entry(&t.0).or_default().insert(t);
-        }
-        by_name
-            .into_iter()
-            .filter(|(_, ts)| ts.len() > 1 && ts.iter().any(|t| is_jit(&t.2)))
-            .map(|(n, ts)| format!("{n}: {ts:?}"))
+    /// JIT functions that KCachegrind sees under a triple other than the
+    /// one expected for their name: the "split in half" defect. Only
+    /// triples under a JIT object or `???` are considered (native functions
+    /// may share a JIT function's name).
+    pub fn kc_split(&self, expected: &BTreeSet<Triple>, jit_objects: &[String]) -> Vec<Triple> {
+        let names: BTreeSet<&str> = expected.iter().map(|t| t.0.as_str()).collect();
+        self.kc_defined
+            .iter()
+            .chain(&self.kc_called)
+            .filter(|t| jit_objects.contains(&t.2) || t.2 == "???")
+            .map(|t| (base(&t.0).to_string(), t.1.clone(), t.2.clone()))
+            .filter(|t| names.contains(t.0.as_str()) && !expected.contains(t))
             .collect()
     }
 
-    /// JIT names that callgrind_annotate keys under more than one file.
-    pub fn ca_split(&self, jit_names: &BTreeSet<String>) -> Vec<String> {
-        let mut by_name: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for key in self.ca_defined.iter().chain(&self.ca_called) {
-            for name in jit_names {
-                if key.ends_with(&format!(":{name}")) {
-                    by_name.entry(name).or_default().insert(key);
-                }
-            }
-        }
-        by_name.into_iter().filter(|(_, ks)| ks.len() > 1).map(|(n, ks)| format!("{n}: {ks:?}")).collect()
+    /// The same for callgrind_annotate's `file:name` keys: a JIT name
+    /// keyed under `???` or under a file not expected for it.
+    pub fn ca_split(&self, expected: &BTreeSet<(String, String)>) -> Vec<String> {
+        let files: BTreeSet<&str> = expected.iter().map(|(f, _)| f.as_str()).collect();
+        let names: BTreeSet<&str> = expected.iter().map(|(_, n)| n.as_str()).collect();
+        self.ca_defined
+            .iter()
+            .chain(&self.ca_called)
+            .filter_map(|key| {
+                let (file, name) = split_key(key, &names)?;
+                let suspicious = file == "???" || files.contains(file);
+                (suspicious && !expected.contains(&(file.to_string(), base(name).to_string()))).then(|| key.clone())
+            })
+            .collect()
     }
+}
 
-    /// Names of functions whose object passes `is_jit` (KCachegrind view).
-    pub fn jit_names(&self, is_jit: impl Fn(&str) -> bool) -> BTreeSet<String> {
-        self.kc_defined.iter().filter(|t| is_jit(&t.2)).map(|t| t.0.clone()).collect()
-    }
+/// A function name without its recursion/caller suffixes.
+fn base(name: &str) -> &str {
+    name.split('\'').next().unwrap_or(name)
+}
+
+/// Splits `file:name` where `name` (without suffixes) is one of `names`.
+fn split_key<'k>(key: &'k str, names: &BTreeSet<&str>) -> Option<(&'k str, &'k str)> {
+    key.match_indices(':').map(|(i, _)| (&key[..i], &key[i + 1..])).find(|(_, n)| names.contains(base(n)))
 }
 
 fn basename(s: &str) -> String {
