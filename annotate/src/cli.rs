@@ -19,6 +19,43 @@ pub enum Command {
     /// Rewrite callgrind profiles so JIT functions have names, files and lines.
     #[command(after_help = ANNOTATE_EXAMPLES)]
     Annotate(AnnotateArgs),
+    /// Run a program under callgrind with JIT symbols on, then annotate.
+    #[command(after_help = RECORD_EXAMPLES)]
+    Record(RecordArgs),
+}
+
+const RECORD_EXAMPLES: &str = "\
+Runs valgrind --tool=callgrind --dump-instr=yes on CMD with CALLGRIND_JIT=1
+(jit-client), MVM_JIT_PERF_MAP=1 (MoarVM) and JITDUMPDIR set, annotates
+every profile part and thread file, and prints the hottest JIT functions.
+Options before '--' that are not callgrind-jit's go to valgrind.
+node needs its own switches: record -- node --perf-prof --perf-basic-prof app.js
+
+Examples:
+  callgrind-jit record -- raku script.raku
+  callgrind-jit record --collect-jumps=yes -- ./my-jit program.toy
+
+Exit status: the program's.";
+
+/// Arguments of `record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Directory for the profiles and the jitdump. Default: the current one.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+
+    /// How many JIT functions to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+
+    /// [VALGRIND_OPTION...] -- CMD [ARG...]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<String>,
 }
 
 const ANNOTATE_EXAMPLES: &str = "\

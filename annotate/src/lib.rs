@@ -11,5 +11,6 @@ pub mod jitdump;
 pub mod names;
 mod output;
 pub mod perfmap;
+pub mod record;
 pub mod summary;
 pub mod symbols;

@@ -28,6 +28,34 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Record(args) => {
+            let recording = annotate::record::record(args)?;
+            for line in annotate::summary::render(&recording.report).lines() {
+                eprintln!("callgrind-jit: {line}");
+            }
+            print_top(&recording.report, args.top);
+            Ok(ExitCode::from(recording.exit_code.clamp(0, 255) as u8))
+        }
+    }
+}
+
+fn print_top(report: &annotate::command::Report, top: usize) {
+    let list = annotate::record::top_list(report, top);
+    if list.is_empty() {
+        println!("no JIT function was named (did the program register its code?)");
+    } else {
+        println!(
+            "hottest JIT functions (share of {}):",
+            report
+                .profiles
+                .first()
+                .and_then(|p| p.2.events.first().cloned())
+                .unwrap_or_default()
+        );
+        print!("{list}");
+    }
+    if let Some((_, out, _)) = report.profiles.first() {
+        println!("open in KCachegrind: kcachegrind {}", out.display());
     }
 }
 

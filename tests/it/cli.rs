@@ -14,11 +14,19 @@ fn copy_fixture(name: &str, dir: &Path) {
 }
 
 fn annotate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(util::cli()).arg("annotate").args(args).current_dir(dir).output().unwrap()
+    Command::new(util::cli())
+        .arg("annotate")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
     v.sort();
     v
 }
@@ -31,33 +39,60 @@ fn finds_the_jitdump_from_the_pid_and_names_the_output_apart() {
     let out = annotate(&dir, &["callgrind.out.9747"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("jit-9747.dump' (2 code ranges)"), "{stderr}");
+    assert!(
+        stderr.contains("jit-9747.dump' (2 code ranges)"),
+        "{stderr}"
+    );
     assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
     assert!(dir.join("callgrind.jit.out.9747").exists());
     let input = std::fs::read(dir.join("callgrind.out.9747")).unwrap();
-    assert_eq!(input, std::fs::read(util::fixture("c-demo/callgrind.out.9747")).unwrap(), "input untouched");
+    assert_eq!(
+        input,
+        std::fs::read(util::fixture("c-demo/callgrind.out.9747")).unwrap(),
+        "input untouched"
+    );
 }
 
 #[test]
 fn rewrites_every_part_and_thread_file_and_skips_the_empty_one() {
     let dir = util::scratch("cli-parts");
     copy_fixture("c-demo-parts", &dir);
-    let out = annotate(&dir, &["callgrind.out.9754", "callgrind.out.9754-01", "callgrind.out.9754.1-01", "jit-9754.dump"]);
+    let out = annotate(
+        &dir,
+        &[
+            "callgrind.out.9754",
+            "callgrind.out.9754-01",
+            "callgrind.out.9754.1-01",
+            "jit-9754.dump",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("skipped empty profile"), "{stderr}");
-    let outputs: Vec<_> = names(&dir).into_iter().filter(|n| n.starts_with("callgrind.jit.out")).collect();
-    assert_eq!(outputs, ["callgrind.jit.out.9754-01", "callgrind.jit.out.9754.1-01"]);
+    let outputs: Vec<_> = names(&dir)
+        .into_iter()
+        .filter(|n| n.starts_with("callgrind.jit.out"))
+        .collect();
+    assert_eq!(
+        outputs,
+        ["callgrind.jit.out.9754-01", "callgrind.jit.out.9754.1-01"]
+    );
 }
 
 #[test]
 fn refuses_to_overwrite_an_input() {
     let dir = util::scratch("cli-refuse");
     copy_fixture("c-demo", &dir);
-    let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump", "-o", "jit-9747.dump"]);
+    let out = annotate(
+        &dir,
+        &["callgrind.out.9747", "jit-9747.dump", "-o", "jit-9747.dump"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite input"));
-    assert_eq!(std::fs::read(dir.join("jit-9747.dump")).unwrap(), std::fs::read(util::fixture("c-demo/jit-9747.dump")).unwrap());
+    assert_eq!(
+        std::fs::read(dir.join("jit-9747.dump")).unwrap(),
+        std::fs::read(util::fixture("c-demo/jit-9747.dump")).unwrap()
+    );
 }
 
 #[test]
@@ -65,7 +100,11 @@ fn a_malformed_profile_gives_one_line_naming_file_and_line_and_no_output() {
     let dir = util::scratch("cli-malformed");
     copy_fixture("c-demo", &dir);
     let good = std::fs::read_to_string(dir.join("callgrind.out.9747")).unwrap();
-    let cases = [("garbage", "\u{1}\u{2}binary\n"), ("overflow", "0x10 1 99999999999999999999\n"), ("undefined id", "fn=(999999)\n")];
+    let cases = [
+        ("garbage", "\u{1}\u{2}binary\n"),
+        ("overflow", "0x10 1 99999999999999999999\n"),
+        ("undefined id", "fn=(999999)\n"),
+    ];
     for (what, bad_line) in cases {
         let mut lines: Vec<&str> = good.lines().collect();
         lines.insert(100, bad_line.trim_end_matches('\n'));
@@ -75,8 +114,15 @@ fn a_malformed_profile_gives_one_line_naming_file_and_line_and_no_output() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
-        assert!(stderr.contains("callgrind.out.9747:101:"), "{what}: {stderr}");
-        assert_eq!(names(&dir), before, "{what}: output or temporary file left behind");
+        assert!(
+            stderr.contains("callgrind.out.9747:101:"),
+            "{what}: {stderr}"
+        );
+        assert_eq!(
+            names(&dir),
+            before,
+            "{what}: output or temporary file left behind"
+        );
     }
 }
 
@@ -84,10 +130,14 @@ fn a_malformed_profile_gives_one_line_naming_file_and_line_and_no_output() {
 fn usage_errors_exit_2_and_unreadable_files_exit_1() {
     let dir = util::scratch("cli-usage");
     assert_eq!(annotate(&dir, &[]).status.code(), Some(2));
-    assert_eq!(annotate(&dir, &["--no-such-flag", "x"]).status.code(), Some(2));
+    assert_eq!(
+        annotate(&dir, &["--no-such-flag", "x"]).status.code(),
+        Some(2)
+    );
     let out = annotate(&dir, &["missing.out"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("callgrind-jit: cannot read 'missing.out'"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .starts_with("callgrind-jit: cannot read 'missing.out'"));
 }
 
 #[test]
@@ -100,6 +150,9 @@ fn a_truncated_jitdump_still_names_what_it_holds() {
     let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("truncated record at the end: 1"), "{stderr}");
+    assert!(
+        stderr.contains("truncated record at the end: 1"),
+        "{stderr}"
+    );
     assert!(stderr.contains("JIT functions named: 1"), "{stderr}");
 }

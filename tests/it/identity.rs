@@ -63,7 +63,8 @@ impl Functions {
             .filter_map(|key| {
                 let (file, name) = split_key(key, &names)?;
                 let suspicious = file == "???" || files.contains(file);
-                (suspicious && !expected.contains(&(file.to_string(), base(name).to_string()))).then(|| key.clone())
+                (suspicious && !expected.contains(&(file.to_string(), base(name).to_string())))
+                    .then(|| key.clone())
             })
             .collect()
     }
@@ -76,7 +77,9 @@ fn base(name: &str) -> &str {
 
 /// Splits `file:name` where `name` (without suffixes) is one of `names`.
 fn split_key<'k>(key: &'k str, names: &BTreeSet<&str>) -> Option<(&'k str, &'k str)> {
-    key.match_indices(':').map(|(i, _)| (&key[..i], &key[i + 1..])).find(|(_, n)| names.contains(base(n)))
+    key.match_indices(':')
+        .map(|(i, _)| (&key[..i], &key[i + 1..]))
+        .find(|(_, n)| names.contains(base(n)))
 }
 
 fn basename(s: &str) -> String {
@@ -108,7 +111,10 @@ fn resolve(map: &mut HashMap<u64, String>, v: &str) -> String {
             map.insert(id, name.clone());
             name
         }
-        (Some(id), None) => map.get(&id).unwrap_or_else(|| panic!("undefined id ({id})")).clone(),
+        (Some(id), None) => map
+            .get(&id)
+            .unwrap_or_else(|| panic!("undefined id ({id})"))
+            .clone(),
         (None, name) => name.unwrap_or_default(),
     }
 }
@@ -145,7 +151,10 @@ pub fn functions(text: &str) -> Functions {
                 f.ca_defined.insert(ca);
             }
             "cfn" => {
-                let kc = (cfi.clone().unwrap_or_else(|| file.clone()), cob.clone().unwrap_or_else(|| ob.clone()));
+                let kc = (
+                    cfi.clone().unwrap_or_else(|| file.clone()),
+                    cob.clone().unwrap_or_else(|| ob.clone()),
+                );
                 let ca_file = cfi.take().unwrap_or_else(|| file.clone());
                 let (triple, ca) = function(&mut t, value, kc, &ca_file);
                 cob = None;
@@ -161,7 +170,12 @@ pub fn functions(text: &str) -> Functions {
     f
 }
 
-fn function(t: &mut Tables, value: &str, (kc_file, kc_ob): (String, String), ca_file: &str) -> (Triple, String) {
+fn function(
+    t: &mut Tables,
+    value: &str,
+    (kc_file, kc_ob): (String, String),
+    ca_file: &str,
+) -> (Triple, String) {
     match split_name(value) {
         (Some(id), Some(name)) => {
             let triple = (name.clone(), basename(&kc_file), basename(&kc_ob));
@@ -170,13 +184,20 @@ fn function(t: &mut Tables, value: &str, (kc_file, kc_ob): (String, String), ca_
             (triple, format!("{ca_file}:{name}"))
         }
         (Some(id), None) => {
-            let triple = t.kc_fn.get(&id).unwrap_or_else(|| panic!("undefined fn id ({id})")).clone();
+            let triple = t
+                .kc_fn
+                .get(&id)
+                .unwrap_or_else(|| panic!("undefined fn id ({id})"))
+                .clone();
             let ca = format!("{ca_file}:{}", t.ca_fn[&id]);
             (triple, ca)
         }
         (None, name) => {
             let name = name.unwrap_or_default();
-            ((name.clone(), basename(&kc_file), basename(&kc_ob)), format!("{ca_file}:{name}"))
+            (
+                (name.clone(), basename(&kc_file), basename(&kc_ob)),
+                format!("{ca_file}:{name}"),
+            )
         }
     }
 }

@@ -10,7 +10,12 @@ use jit_client::{Activation, LineEntry, Options, Session};
 use crate::util;
 
 fn session_in(dir: &std::path::Path) -> Session {
-    Session::open(Options::default().activation(Activation::On).jitdump_dir(dir).perf_map_dir(dir))
+    Session::open(
+        Options::default()
+            .activation(Activation::On)
+            .jitdump_dir(dir)
+            .perf_map_dir(dir),
+    )
 }
 
 fn dump_path(dir: &std::path::Path) -> std::path::PathBuf {
@@ -22,7 +27,11 @@ fn write_sample(session: &Session) -> (Vec<u8>, Vec<u8>) {
     let f = vec![0x90u8; 40];
     let g = vec![0xc3u8; 24];
     session.code_loaded(&f, b"f", &[]).unwrap();
-    let lines = [LineEntry::new(0, 3, 1, "a.toy"), LineEntry::new(8, 4, 7, "b.toy"), LineEntry::new(16, 5, 0, "a.toy")];
+    let lines = [
+        LineEntry::new(0, 3, 1, "a.toy"),
+        LineEntry::new(8, 4, 7, "b.toy"),
+        LineEntry::new(16, 5, 0, "a.toy"),
+    ];
     session.code_loaded(&g, b"g(a.toy:3)", &lines).unwrap();
     session.close().unwrap();
     (f, g)
@@ -35,18 +44,48 @@ fn round_trip_gives_the_same_records() {
     let data = std::fs::read(dump_path(&dir)).unwrap();
     let dump = jitdump::read(&data).unwrap();
     assert!(dump.problems.is_empty(), "{:?}", dump.problems);
-    assert_eq!((dump.header.version, dump.header.pid), (1, std::process::id()));
+    assert_eq!(
+        (dump.header.version, dump.header.pid),
+        (1, std::process::id())
+    );
     let records: Vec<_> = dump.records.iter().map(|(_, r)| r).collect();
-    let [Record::Load(lf), Record::DebugInfo { code_addr, entries }, Record::Load(lg), Record::Close] = records[..] else {
+    let [Record::Load(lf), Record::DebugInfo { code_addr, entries }, Record::Load(lg), Record::Close] =
+        records[..]
+    else {
         panic!("unexpected records {records:?}")
     };
-    assert_eq!((lf.name, lf.code, lf.code_index), (&b"f"[..], Some(&f[..]), 0));
-    assert_eq!((lg.name, lg.code, lg.code_index), (&b"g(a.toy:3)"[..], Some(&g[..]), 1));
+    assert_eq!(
+        (lf.name, lf.code, lf.code_index),
+        (&b"f"[..], Some(&f[..]), 0)
+    );
+    assert_eq!(
+        (lg.name, lg.code, lg.code_index),
+        (&b"g(a.toy:3)"[..], Some(&g[..]), 1)
+    );
     assert_eq!(*code_addr, g.as_ptr() as u64);
-    let rows: Vec<_> = entries.iter().map(|e| (e.addr - *code_addr, e.line, e.discrim, e.file)).collect();
-    assert_eq!(rows, [(0, 3, 1, &b"a.toy"[..]), (8, 4, 7, b"b.toy"), (16, 5, 0, b"a.toy"), (24, 0, 0, b"")]);
-    let map = std::fs::read_to_string(dir.join(format!("perf-{}.map", std::process::id()))).unwrap();
-    assert_eq!(map, format!("{:x} 28 f\n{:x} 18 g(a.toy:3)\n", f.as_ptr() as u64, g.as_ptr() as u64));
+    let rows: Vec<_> = entries
+        .iter()
+        .map(|e| (e.addr - *code_addr, e.line, e.discrim, e.file))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (0, 3, 1, &b"a.toy"[..]),
+            (8, 4, 7, b"b.toy"),
+            (16, 5, 0, b"a.toy"),
+            (24, 0, 0, b"")
+        ]
+    );
+    let map =
+        std::fs::read_to_string(dir.join(format!("perf-{}.map", std::process::id()))).unwrap();
+    assert_eq!(
+        map,
+        format!(
+            "{:x} 28 f\n{:x} 18 g(a.toy:3)\n",
+            f.as_ptr() as u64,
+            g.as_ptr() as u64
+        )
+    );
 }
 
 #[test]
@@ -59,11 +98,18 @@ fn linux_perf_data_reads_the_same_records() {
     let mut seen = Vec::new();
     while let Some(raw) = reader.next_record().unwrap() {
         match raw.parse().unwrap() {
-            JitDumpRecord::CodeLoad(r) => {
-                seen.push(format!("load {} {:x} {}", String::from_utf8_lossy(&r.function_name.as_slice()), r.code_addr, r.code_bytes.len()))
-            }
+            JitDumpRecord::CodeLoad(r) => seen.push(format!(
+                "load {} {:x} {}",
+                String::from_utf8_lossy(&r.function_name.as_slice()),
+                r.code_addr,
+                r.code_bytes.len()
+            )),
             JitDumpRecord::CodeDebugInfo(d) => {
-                let lines: Vec<_> = d.entries.iter().map(|e| (e.code_addr - d.code_addr, e.line)).collect();
+                let lines: Vec<_> = d
+                    .entries
+                    .iter()
+                    .map(|e| (e.code_addr - d.code_addr, e.line))
+                    .collect();
                 seen.push(format!("debug {:x} {lines:?}", d.code_addr));
             }
             JitDumpRecord::CodeClose => seen.push("close".into()),
@@ -103,14 +149,33 @@ fn eight_threads_of_ten_thousand_loads_never_interleave() {
     let data = std::fs::read(dump_path(&dir)).unwrap();
     let dump = jitdump::read(&data).unwrap();
     assert!(dump.problems.is_empty(), "{:?}", dump.problems);
-    let loads: Vec<_> = dump.records.iter().filter_map(|(_, r)| if let Record::Load(l) = r { Some(l) } else { None }).collect();
+    let loads: Vec<_> = dump
+        .records
+        .iter()
+        .filter_map(|(_, r)| {
+            if let Record::Load(l) = r {
+                Some(l)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(loads.len(), 80_000);
     let names: HashSet<_> = loads.iter().map(|l| l.name).collect();
     assert_eq!(names.len(), 80_000, "every record present once");
     let indexes: Vec<u64> = loads.iter().map(|l| l.code_index).collect();
-    assert!(indexes.windows(2).all(|w| w[0] < w[1]), "code_index unique and increasing");
-    assert!(loads.iter().all(|l| l.code.is_some_and(|c| c.iter().all(|&b| usize::from(b) + 64 == c.len()))));
-    let debug = dump.records.iter().filter(|(_, r)| matches!(r, Record::DebugInfo { .. })).count();
+    assert!(
+        indexes.windows(2).all(|w| w[0] < w[1]),
+        "code_index unique and increasing"
+    );
+    assert!(loads.iter().all(|l| l
+        .code
+        .is_some_and(|c| c.iter().all(|&b| usize::from(b) + 64 == c.len()))));
+    let debug = dump
+        .records
+        .iter()
+        .filter(|(_, r)| matches!(r, Record::DebugInfo { .. }))
+        .count();
     assert_eq!(debug, 80_000);
     assert!(matches!(dump.records.last(), Some((_, Record::Close))));
 }
@@ -122,21 +187,47 @@ fn c_program_under_callgrind_leaves_a_jitdump_and_a_map() {
     let (pid, _) = util::callgrind(&dir, &[], &demo, &["100"], &[]);
     let data = std::fs::read(dir.join(format!("jit-{pid}.dump"))).unwrap();
     let dump = jitdump::read(&data).unwrap();
-    let names: Vec<_> = dump.records.iter().filter_map(|(_, r)| if let Record::Load(l) = r { Some(l.name) } else { None }).collect();
+    let names: Vec<_> = dump
+        .records
+        .iter()
+        .filter_map(|(_, r)| {
+            if let Record::Load(l) = r {
+                Some(l.name)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(names, [&b"sum_to"[..], b"report"]);
     let map = std::fs::read_to_string(format!("/tmp/perf-{pid}.map")).unwrap();
-    assert!(map.ends_with(" d sum_to\n") || map.contains(" d sum_to\n"), "{map}");
+    assert!(
+        map.ends_with(" d sum_to\n") || map.contains(" d sum_to\n"),
+        "{map}"
+    );
     assert!(map.contains(" 16 report\n"), "{map}");
 }
 
 fn run_demo_natively(dir: &std::path::Path, value: &str) -> u32 {
     let demo = util::c_demo(dir);
-    let child = Command::new(&demo).arg("10").current_dir(dir).env("CALLGRIND_JIT", value).output().unwrap();
+    let child = Command::new(&demo)
+        .arg("10")
+        .current_dir(dir)
+        .env("CALLGRIND_JIT", value)
+        .output()
+        .unwrap();
     assert!(child.status.success());
     // The pid is not printed; find it from the files, or return 0 when none.
     std::fs::read_dir(dir)
         .unwrap()
-        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_prefix("jit-")?.strip_suffix(".dump")?.parse().ok())
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()?
+                .strip_prefix("jit-")?
+                .strip_suffix(".dump")?
+                .parse()
+                .ok()
+        })
         .next()
         .unwrap_or(0)
 }
@@ -155,6 +246,9 @@ fn callgrind_jit_1_writes_the_files_outside_valgrind() {
 fn callgrind_jit_0_writes_nothing() {
     let dir = util::scratch("env-off");
     assert_eq!(run_demo_natively(&dir, "0"), 0);
-    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(entries, ["demo"]);
 }

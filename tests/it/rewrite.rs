@@ -18,7 +18,9 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
     for path in sources {
         let data = std::fs::read(path).unwrap();
         if annotate::jitdump::is_jitdump(&data) {
-            table.add_jitdump(path.clone(), &data, BiasMode::Detect).unwrap();
+            table
+                .add_jitdump(path.clone(), &data, BiasMode::Detect)
+                .unwrap();
         } else {
             table.add_perf_map(path.clone(), &data);
         }
@@ -39,25 +41,75 @@ fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
 
 /// Every invariant a rewritten profile must keep.
 pub fn check(input: &str, output: &str, table: &SymbolTable) {
-    assert_eq!(identity::self_costs(input), identity::self_costs(output), "self cost per event changed");
-    for key in ["totals:", "summary:", "events:", "positions:", "cmd:", "pid:", "part:", "desc:"] {
-        assert_eq!(lines_with(input, key), lines_with(output, key), "'{key}' lines changed");
+    assert_eq!(
+        identity::self_costs(input),
+        identity::self_costs(output),
+        "self cost per event changed"
+    );
+    for key in [
+        "totals:",
+        "summary:",
+        "events:",
+        "positions:",
+        "cmd:",
+        "pid:",
+        "part:",
+        "desc:",
+    ] {
+        assert_eq!(
+            lines_with(input, key),
+            lines_with(output, key),
+            "'{key}' lines changed"
+        );
     }
     let before = identity::functions(input);
     let after = identity::functions(output);
-    let jit_objects: Vec<String> = table.sources().iter().map(|s| basename(&s.object)).collect();
-    assert!(after.kc_orphans().len() <= before.kc_orphans().len(), "new KCachegrind orphans: {:?}", after.kc_orphans());
-    assert!(after.kc_orphans().iter().all(|t| !jit_objects.contains(&t.2)), "JIT callee never defined: {:?}", after.kc_orphans());
-    assert!(after.ca_orphans().len() <= before.ca_orphans().len(), "new callgrind_annotate orphans: {:?}", after.ca_orphans());
+    let jit_objects: Vec<String> = table
+        .sources()
+        .iter()
+        .map(|s| basename(&s.object))
+        .collect();
+    assert!(
+        after.kc_orphans().len() <= before.kc_orphans().len(),
+        "new KCachegrind orphans: {:?}",
+        after.kc_orphans()
+    );
+    assert!(
+        after
+            .kc_orphans()
+            .iter()
+            .all(|t| !jit_objects.contains(&t.2)),
+        "JIT callee never defined: {:?}",
+        after.kc_orphans()
+    );
+    assert!(
+        after.ca_orphans().len() <= before.ca_orphans().len(),
+        "new callgrind_annotate orphans: {:?}",
+        after.ca_orphans()
+    );
     let (kc_expected, ca_expected) = expected_identities(table);
-    assert_eq!(after.kc_split(&kc_expected, &jit_objects), Vec::new(), "JIT function split (KCachegrind)");
-    assert_eq!(after.ca_split(&ca_expected), Vec::<String>::new(), "JIT function split (callgrind_annotate)");
-    assert_eq!(unnamed_jit(&after, table), Vec::<String>::new(), "address-named functions left inside JIT ranges");
+    assert_eq!(
+        after.kc_split(&kc_expected, &jit_objects),
+        Vec::new(),
+        "JIT function split (KCachegrind)"
+    );
+    assert_eq!(
+        after.ca_split(&ca_expected),
+        Vec::<String>::new(),
+        "JIT function split (callgrind_annotate)"
+    );
+    assert_eq!(
+        unnamed_jit(&after, table),
+        Vec::<String>::new(),
+        "address-named functions left inside JIT ranges"
+    );
 }
 
 /// What each JIT symbol must look like: (name, file, object) basenames
 /// for KCachegrind, (file, name) for callgrind_annotate.
-fn expected_identities(table: &SymbolTable) -> (BTreeSet<identity::Triple>, BTreeSet<(String, String)>) {
+fn expected_identities(
+    table: &SymbolTable,
+) -> (BTreeSet<identity::Triple>, BTreeSet<(String, String)>) {
     let mut kc = BTreeSet::new();
     let mut ca = BTreeSet::new();
     for s in table.symbols() {
@@ -90,8 +142,15 @@ pub fn annotate_fixture(scratch: &Path, profile: &Path, sources: &[PathBuf]) -> 
     let table = table(sources);
     let input = std::fs::read(profile).unwrap();
     let (output, stats) = rewrite_bytes(&input, &table, 1 << 16);
-    check(&String::from_utf8_lossy(&input), &String::from_utf8_lossy(&output), &table);
-    let out = scratch.join(format!("callgrind.jit.out.{}", profile.extension().unwrap().to_string_lossy()));
+    check(
+        &String::from_utf8_lossy(&input),
+        &String::from_utf8_lossy(&output),
+        &table,
+    );
+    let out = scratch.join(format!(
+        "callgrind.jit.out.{}",
+        profile.extension().unwrap().to_string_lossy()
+    ));
     std::fs::write(&out, &output).unwrap();
     (out, stats)
 }
@@ -107,11 +166,22 @@ fn moarvm_words_names_every_jit_frame() {
     let (out, stats) = annotate_fixture(&dir, &profile, &files("moarvm-words", &["perf-2422.map"]));
     assert_eq!(stats.total, 3_447_052_639);
     // 7.3% of all Ir sits in the map's ranges (fixture README).
-    assert!((252_000_000..254_000_000).contains(&stats.jit_total()), "{}", stats.jit_total());
+    assert!(
+        (252_000_000..254_000_000).contains(&stats.jit_total()),
+        "{}",
+        stats.jit_total()
+    );
     let report = util::callgrind_annotate(&out, &["--threshold=100"]);
-    assert!(report.contains("206,497,683 ( 5.99%)  -e:<anon -e:1> [") || report.contains("-e:<anon -e:1> ["), "{report}");
+    assert!(
+        report.contains("206,497,683 ( 5.99%)  -e:<anon -e:1> [")
+            || report.contains("-e:<anon -e:1> ["),
+        "{report}"
+    );
     assert!(!report.contains("0x000000000960e000"), "{report}");
-    assert!(report.contains("SETTING::src/core.c/Str.pm6:pull-one"), "{report}");
+    assert!(
+        report.contains("SETTING::src/core.c/Str.pm6:pull-one"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -131,13 +201,31 @@ fn c_demo_gets_names_and_per_line_costs_from_the_jitdump() {
     let (out, stats) = annotate_fixture(&dir, &profile, &files("c-demo", &["jit-9747.dump"]));
     assert_eq!(stats.jit_cost.len(), 2);
     let include = util::root().join("examples/c");
-    let report = util::callgrind_annotate(&out, &["--auto=yes", &format!("--include={}", include.display())]);
+    let report = util::callgrind_annotate(
+        &out,
+        &["--auto=yes", &format!("--include={}", include.display())],
+    );
     assert!(report.contains("sum.calc:sum_to ["), "{report}");
     assert!(report.contains("sum.calc:report ["), "{report}");
     // The loop body (lines 4 and 5) ran 10 x 1000 times: 1 and 2 instructions.
-    let line = |text: &str| report.lines().find(|l| l.contains(text)).unwrap_or_default().to_string();
-    assert!(line("while n > 0 {").trim_start().starts_with("10,000"), "{}", line("while n > 0 {"));
-    assert!(line("acc = acc + n; n = n - 1").trim_start().starts_with("20,000"), "{report}");
+    let line = |text: &str| {
+        report
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("while n > 0 {").trim_start().starts_with("10,000"),
+        "{}",
+        line("while n > 0 {")
+    );
+    assert!(
+        line("acc = acc + n; n = n - 1")
+            .trim_start()
+            .starts_with("20,000"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -146,11 +234,16 @@ fn c_demo_parts_and_threads_share_one_symbol_table() {
     let sources = files("c-demo-parts", &["jit-9754.dump"]);
     let mut named = 0;
     for part in ["callgrind.out.9754-01", "callgrind.out.9754.1-01"] {
-        let (_, stats) = annotate_fixture(&dir, &util::fixture("c-demo-parts").join(part), &sources);
+        let (_, stats) =
+            annotate_fixture(&dir, &util::fixture("c-demo-parts").join(part), &sources);
         named += stats.jit_cost.len();
     }
     assert!(named >= 2, "the JIT functions are named in some part");
-    let (_, stats) = annotate_fixture(&dir, &util::fixture("c-demo-parts/combined.out.9775"), &files("c-demo-parts", &["jit-9775.dump"]));
+    let (_, stats) = annotate_fixture(
+        &dir,
+        &util::fixture("c-demo-parts/combined.out.9775"),
+        &files("c-demo-parts", &["jit-9775.dump"]),
+    );
     assert_eq!((stats.parts, stats.jit_cost.len()), (2, 2));
 }
 
@@ -175,7 +268,10 @@ fn read_chunk_size_does_not_change_the_output() {
     let input = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
     let (reference, _) = rewrite_bytes(&input, &table, 1 << 16);
     for chunk in [1, 7] {
-        assert!(rewrite_bytes(&input, &table, chunk).0 == reference, "chunk {chunk} differs");
+        assert!(
+            rewrite_bytes(&input, &table, chunk).0 == reference,
+            "chunk {chunk} differs"
+        );
     }
 }
 
@@ -183,7 +279,10 @@ fn read_chunk_size_does_not_change_the_output() {
 fn crlf_input_is_read_and_written_as_lf() {
     let table = table(&files("c-demo", &["jit-9747.dump"]));
     let input = std::fs::read(util::fixture("c-demo/callgrind.out.9747")).unwrap();
-    let crlf: Vec<u8> = String::from_utf8(input.clone()).unwrap().replace('\n', "\r\n").into_bytes();
+    let crlf: Vec<u8> = String::from_utf8(input.clone())
+        .unwrap()
+        .replace('\n', "\r\n")
+        .into_bytes();
     assert!(rewrite_bytes(&crlf, &table, 1 << 16).0 == rewrite_bytes(&input, &table, 1 << 16).0);
 }
 
@@ -192,9 +291,15 @@ fn the_checker_catches_the_split_in_half_defect() {
     // The MoarVM developer's hand patch: rename the address, keep ob/fl/cob/cfi.
     let table = table(&files("c-demo", &["jit-9747.dump"]));
     let input = std::fs::read_to_string(util::fixture("c-demo/callgrind.out.9747")).unwrap();
-    let naive = input.replace("0x000000000483c000", "sum_to").replace("0x000000000483c040", "report");
+    let naive = input
+        .replace("0x000000000483c000", "sum_to")
+        .replace("0x000000000483c040", "report");
     let (kc, ca) = expected_identities(&table);
-    let jit_objects: Vec<String> = table.sources().iter().map(|s| basename(&s.object)).collect();
+    let jit_objects: Vec<String> = table
+        .sources()
+        .iter()
+        .map(|s| basename(&s.object))
+        .collect();
     let f = identity::functions(&naive);
     assert!(!f.kc_split(&kc, &jit_objects).is_empty());
     assert!(!f.ca_split(&ca).is_empty());

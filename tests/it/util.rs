@@ -16,7 +16,9 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// A fresh, empty scratch folder for one test.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = root().join("target/it-scratch").join(format!("{name}-{}", std::process::id()));
+    let dir = root()
+        .join("target/it-scratch")
+        .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -24,7 +26,9 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Runs `cmd`, panicking with everything it printed if it fails.
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(out.status.success(), "{}", describe(cmd, &out));
     out
 }
@@ -40,7 +44,12 @@ pub fn describe(cmd: &Command, out: &Output) -> String {
 }
 
 fn cargo_build(args: &[&str]) {
-    run_ok(Command::new(env!("CARGO")).arg("build").args(args).current_dir(root()));
+    run_ok(
+        Command::new(env!("CARGO"))
+            .arg("build")
+            .args(args)
+            .current_dir(root()),
+    );
 }
 
 /// The `callgrind-jit` binary, built once per test run.
@@ -82,10 +91,20 @@ pub fn c_demo(dir: &Path) -> PathBuf {
 
 /// Runs `prog args` under the real callgrind in `dir` (its cwd); returns
 /// the pid and the profile.
-pub fn callgrind(dir: &Path, extra: &[&str], prog: &Path, args: &[&str], env: &[(&str, &str)]) -> (u32, PathBuf) {
+pub fn callgrind(
+    dir: &Path,
+    extra: &[&str],
+    prog: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (u32, PathBuf) {
     let mut cmd = Command::new("valgrind");
     cmd.current_dir(dir)
-        .args(["--tool=callgrind", "--dump-instr=yes", "--callgrind-out-file=callgrind.out.%p"])
+        .args([
+            "--tool=callgrind",
+            "--dump-instr=yes",
+            "--callgrind-out-file=callgrind.out.%p",
+        ])
         .args(extra)
         .arg(prog)
         .args(args)
@@ -94,9 +113,19 @@ pub fn callgrind(dir: &Path, extra: &[&str], prog: &Path, args: &[&str], env: &[
     let profile = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("callgrind.out."))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("callgrind.out.")
+        })
         .expect("callgrind wrote a profile");
-    let pid = profile.extension().unwrap().to_string_lossy().parse().unwrap();
+    let pid = profile
+        .extension()
+        .unwrap()
+        .to_string_lossy()
+        .parse()
+        .unwrap();
     (pid, profile)
 }
 
@@ -104,6 +133,9 @@ pub fn callgrind(dir: &Path, extra: &[&str], prog: &Path, args: &[&str], env: &[
 pub fn callgrind_annotate(profile: &Path, args: &[&str]) -> String {
     let out = run_ok(Command::new("callgrind_annotate").args(args).arg(profile));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("WARNING") && !stderr.contains("line "), "callgrind_annotate warned:\n{stderr}");
+    assert!(
+        !stderr.contains("WARNING") && !stderr.contains("line "),
+        "callgrind_annotate warned:\n{stderr}"
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
