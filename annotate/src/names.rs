@@ -29,11 +29,12 @@ pub fn split(raw: &str) -> Split {
         })
 }
 
-/// A readable name for an empty one: `<anon file:line>`.
+/// A readable name for an empty one: `<anon file:line>` (file basename).
 fn fallback(name: &str, file: Option<&str>, line: u32) -> String {
     if !name.is_empty() {
         return name.to_string();
     }
+    let file = file.map(|f| f.rsplit('/').next().unwrap_or(f));
     match (file, line) {
         (Some(f), 0) => format!("<anon {f}>"),
         (Some(f), l) => format!("<anon {f}:{l}>"),
@@ -168,7 +169,7 @@ mod tests {
         );
         assert_eq!(
             parts("JS:^ /tmp/a b/s.js:7:1"),
-            some("<anon /tmp/a b/s.js:7>", "/tmp/a b/s.js", 7)
+            some("<anon s.js:7>", "/tmp/a b/s.js", 7)
         );
         assert_eq!(parts("Function:*f x.js:2:1"), some("Function:f", "x.js", 2));
         assert_eq!(

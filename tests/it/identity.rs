@@ -8,7 +8,7 @@
 //! (including an active `fi=`/`fe=`). callgrind_annotate: `file:name`, the
 //! file being the current `fl/fi/fe` for `fn=` and `cfi=` or that for `cfn=`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 /// A function as KCachegrind keys it.
 pub type Triple = (String, String, String);
@@ -214,8 +214,10 @@ pub fn self_costs(text: &str) -> Vec<Vec<u128>> {
             parts.push(vec![0; v.split_whitespace().count()]);
         } else if line.starts_with("calls=") {
             after_calls = true;
-        } else if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
-            if !std::mem::take(&mut after_calls) {
+        } else if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c))
+            && !std::mem::take(&mut after_calls)
+        {
+            {
                 let sums = parts.last_mut().expect("events: before costs");
                 for (i, v) in line.split_whitespace().skip(columns).enumerate() {
                     sums[i] += v.parse::<u128>().expect("cost");

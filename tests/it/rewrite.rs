@@ -304,3 +304,28 @@ fn the_checker_catches_the_split_in_half_defect() {
     assert!(!f.kc_split(&kc, &jit_objects).is_empty());
     assert!(!f.ca_split(&ca).is_empty());
 }
+
+/// Decompresses `name.gz` from a fixture folder into `dir`.
+fn gunzip(fixture: &str, name: &str, dir: &Path) -> PathBuf {
+    let out = dir.join(name);
+    let data = util::run_ok(std::process::Command::new("gzip").arg("-dc").arg(util::fixture(fixture).join(format!("{name}.gz")))).stdout;
+    std::fs::write(&out, data).unwrap();
+    out
+}
+
+#[test]
+fn node_v8_jitdump_and_map_name_every_jit_frame() {
+    let dir = util::scratch("node-fib");
+    let profile = gunzip("node-fib", "callgrind.out.13064", &dir);
+    let dump = gunzip("node-fib", "jit-13064.dump", &dir);
+    let sources = [dump, util::fixture("node-fib/perf-13064.map")];
+    let (out, stats) = annotate_fixture(&dir, &profile, &sources);
+    assert!(stats.jit_cost.len() > 200, "{}", stats.jit_cost.len());
+    let report = util::callgrind_annotate(&out, &["--threshold=100"]);
+    assert!(report.contains("/tmp/nd/fib.js:fib'2 ["), "{report}");
+    assert!(report.contains("/tmp/nd/fib.js:sumTo ["), "{report}");
+    let table = table(&sources);
+    let corrupt: usize = table.report.problems.iter().filter(|p| p.1.contains("DEBUG_INFO")).map(|p| p.2).sum();
+    assert_eq!(corrupt, 5, "V8's corrupt DEBUG_INFO records are counted");
+    assert!(table.report.biased_debug_info > 0, "V8's +0x40 bias is detected");
+}
