@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per topic.
 
 mod cli;
+mod corrupt;
 mod identity;
 mod jit_client;
 mod rewrite;

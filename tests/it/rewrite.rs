@@ -308,7 +308,12 @@ fn the_checker_catches_the_split_in_half_defect() {
 /// Decompresses `name.gz` from a fixture folder into `dir`.
 fn gunzip(fixture: &str, name: &str, dir: &Path) -> PathBuf {
     let out = dir.join(name);
-    let data = util::run_ok(std::process::Command::new("gzip").arg("-dc").arg(util::fixture(fixture).join(format!("{name}.gz")))).stdout;
+    let data = util::run_ok(
+        std::process::Command::new("gzip")
+            .arg("-dc")
+            .arg(util::fixture(fixture).join(format!("{name}.gz"))),
+    )
+    .stdout;
     std::fs::write(&out, data).unwrap();
     out
 }
@@ -325,7 +330,16 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
     assert!(report.contains("/tmp/nd/fib.js:fib'2 ["), "{report}");
     assert!(report.contains("/tmp/nd/fib.js:sumTo ["), "{report}");
     let table = table(&sources);
-    let corrupt: usize = table.report.problems.iter().filter(|p| p.1.contains("DEBUG_INFO")).map(|p| p.2).sum();
+    let corrupt: usize = table
+        .report
+        .problems
+        .iter()
+        .filter(|p| p.1.contains("DEBUG_INFO"))
+        .map(|p| p.2)
+        .sum();
     assert_eq!(corrupt, 5, "V8's corrupt DEBUG_INFO records are counted");
-    assert!(table.report.biased_debug_info > 0, "V8's +0x40 bias is detected");
+    assert!(
+        table.report.biased_debug_info > 0,
+        "V8's +0x40 bias is detected"
+    );
 }

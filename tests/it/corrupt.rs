@@ -1,0 +1,206 @@
+//! Broken and hostile inputs: typed errors and counted warnings, never a
+//! panic, and no allocation sized by numbers read from the file.
+
+use std::io::BufReader;
+
+use annotate::jitdump::{self, ProblemKind, Record};
+use annotate::symbols::{BiasMode, SymbolTable};
+
+use crate::util;
+
+fn dump_fixture() -> Vec<u8> {
+    std::fs::read(util::fixture("c-demo/jit-9747.dump")).unwrap()
+}
+
+fn table_of(data: &[u8]) -> Result<SymbolTable, jitdump::ReadError> {
+    let mut table = SymbolTable::new();
+    table.add_jitdump("x.dump".into(), data, BiasMode::Detect)?;
+    table.finish();
+    Ok(table)
+}
+
+#[test]
+fn every_prefix_of_a_jitdump_reads_or_fails_cleanly() {
+    let data = dump_fixture();
+    let full_loads = 2;
+    for len in 0..=data.len() {
+        match table_of(&data[..len]) {
+            Ok(table) => assert!(table.symbols().len() <= full_loads, "prefix {len}"),
+            Err(e) => assert!(len < 40, "prefix {len} failed: {e}"),
+        }
+    }
+}
+
+/// A little-endian record: id, total size, timestamp, body.
+fn record(id: u32, size: u32, body: &[u8]) -> Vec<u8> {
+    let mut r = Vec::new();
+    r.extend_from_slice(&id.to_le_bytes());
+    r.extend_from_slice(&size.to_le_bytes());
+    r.extend_from_slice(&0u64.to_le_bytes());
+    r.extend_from_slice(body);
+    r
+}
+
+fn with_records(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut data = dump_fixture()[..40].to_vec();
+    for r in records {
+        data.extend_from_slice(r);
+    }
+    data
+}
+
+fn problems(data: &[u8]) -> Vec<ProblemKind> {
+    jitdump::read(data)
+        .unwrap()
+        .problems
+        .iter()
+        .map(|p| p.kind)
+        .collect()
+}
+
+#[test]
+fn hostile_record_sizes_stop_reading_without_panic() {
+    assert_eq!(
+        problems(&with_records(&[record(0, 0, &[])])),
+        [ProblemKind::BadRecordSize]
+    );
+    assert_eq!(
+        problems(&with_records(&[record(0, 8, &[])])),
+        [ProblemKind::BadRecordSize]
+    );
+    assert_eq!(
+        problems(&with_records(&[record(0, 1 << 30, &[0; 8])])),
+        [ProblemKind::BadRecordSize]
+    );
+    assert_eq!(
+        problems(&with_records(&[record(0, 4096, &[0; 8])])),
+        [ProblemKind::TruncatedTail]
+    );
+    assert_eq!(
+        problems(&with_records(&[vec![0; 64]])),
+        [ProblemKind::BadRecordSize],
+        "zero-filled tail"
+    );
+}
+
+#[test]
+fn hostile_bodies_are_skipped_and_counted() {
+    let mut huge_debug = Vec::new();
+    huge_debug.extend_from_slice(&0x1000u64.to_le_bytes());
+    huge_debug.extend_from_slice(&(1u64 << 60).to_le_bytes());
+    let mut no_nul = vec![0u8; 40];
+    no_nul.extend_from_slice(b"name-without-nul");
+    let data = with_records(&[
+        record(2, 32, &huge_debug),
+        record(0, 16 + no_nul.len() as u32, &no_nul),
+        record(77, 24, &[1; 8]),
+        record(3, 16, &[]),
+        record(0, 16, &[]),
+    ]);
+    let dump = jitdump::read(&data).unwrap();
+    let kinds: Vec<_> = dump.problems.iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ProblemKind::CorruptDebugInfo,
+            ProblemKind::CorruptRecord,
+            ProblemKind::UnknownRecord,
+            ProblemKind::DataAfterClose
+        ]
+    );
+    assert!(matches!(dump.records.last(), Some((_, Record::Close))));
+}
+
+#[test]
+fn a_byte_swapped_writer_is_read_in_its_own_order() {
+    let mut data = Vec::new();
+    for v in [0x4A69_5444u32, 1, 40, 62, 0, 7] {
+        data.extend_from_slice(&v.to_be_bytes());
+    }
+    data.extend_from_slice(&[0; 16]);
+    let mut body = Vec::new();
+    for v in [7u32, 7] {
+        body.extend_from_slice(&v.to_be_bytes());
+    }
+    for v in [0x5000u64, 0x5000, 16, 3] {
+        body.extend_from_slice(&v.to_be_bytes());
+    }
+    body.extend_from_slice(b"be_fn\0");
+    body.extend_from_slice(&[0x90; 16]);
+    let mut rec = 0u32.to_be_bytes().to_vec();
+    rec.extend_from_slice(&(16 + body.len() as u32).to_be_bytes());
+    rec.extend_from_slice(&[0; 8]);
+    rec.extend_from_slice(&body);
+    data.extend_from_slice(&rec);
+    let table = table_of(&data).unwrap();
+    assert!(jitdump::read(&data).unwrap().header.big_endian);
+    let hit = table.lookup(0x5008).unwrap();
+    assert_eq!(table.symbol(hit.symbol).name, "be_fn");
+}
+
+#[test]
+fn version_2_and_unknown_flags_are_read_with_a_warning() {
+    let mut data = dump_fixture();
+    data[4] = 2;
+    data[33] = 0x80;
+    let kinds = problems(&data);
+    assert!(
+        kinds.contains(&ProblemKind::UnexpectedVersion)
+            && kinds.contains(&ProblemKind::UnknownFlags)
+    );
+    assert_eq!(table_of(&data).unwrap().symbols().len(), 2);
+}
+
+#[test]
+fn hostile_profiles_are_errors_naming_the_line() {
+    let empty = SymbolTable::new();
+    let header = "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n";
+    let cases = [
+        ("fn=(3)\n0x10 1 1\n", 5, "undefined function id"),
+        (
+            "fl=(1) a.c\nfn=(2) f\n0x10 1 99999999999999999999\n",
+            7,
+            "bad cost",
+        ),
+        ("fn=(2) f\n-0x99 1 1\n", 6, "bad position"),
+        (
+            "fn=(2) f\ncfn=(3) g\ncalls=1 0x10 1\nfn=(4) h\n",
+            8,
+            "calls=/jump=/jcnd=",
+        ),
+        (
+            "fn=(2) f\ncfn=(3) g\ncalls=1 0x10 1\n",
+            7,
+            "ends inside a call",
+        ),
+        ("fn=(2) f\n\u{0}\u{1}\n", 6, "unexpected character"),
+        ("fn=(2) f\nrec=1\n", 6, "mangle-names=no"),
+    ];
+    for (body, line, message) in cases {
+        let input = format!("{header}{body}");
+        let err =
+            annotate::callgrind::rewrite(BufReader::new(input.as_bytes()), Vec::new(), &empty)
+                .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("line {line}: ")) && text.contains(message),
+            "{body:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_line_of_megabytes_is_an_error_not_an_allocation() {
+    let mut input = b"# callgrind format\nevents: Ir\nfn=".to_vec();
+    input.resize(input.len() + (17 << 20), b'x');
+    let err = annotate::callgrind::rewrite(
+        BufReader::new(&input[..]),
+        std::io::sink(),
+        &SymbolTable::new(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("line 3: line longer than 16 MiB"),
+        "{err}"
+    );
+}
