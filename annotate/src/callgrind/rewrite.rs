@@ -242,6 +242,9 @@ impl<'t, W: Write> Rewriter<'t, W> {
             Line::Position(text) if self.group.awaits_position() => {
                 self.finish_group(raw, text, terminated)
             }
+            _ if self.group.awaits_position() => {
+                Err("expected a position line after calls=/jump=/jcnd=".into())
+            }
             _ if !self.group.is_empty() => {
                 Err("a call (cfn=/calls=) or jump (jump=/jcnd=) is not finished".into())
             }
