@@ -343,3 +343,33 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
         "V8's +0x40 bias is detected"
     );
 }
+
+#[test]
+fn option_variants_keep_every_invariant() {
+    let dir = util::scratch("variants");
+    let folder = util::fixture("c-demo-variants");
+    for (variant, pid) in [
+        ("nocompress", 18156),
+        ("lineonly", 18164),
+        ("callers", 18172),
+        ("instronly", 18180),
+    ] {
+        let profile = folder.join(format!("{variant}.callgrind.out.{pid}"));
+        let (out, stats) =
+            annotate_fixture(&dir, &profile, &[folder.join(format!("jit-{pid}.dump"))]);
+        assert!(!stats.jit_cost.is_empty(), "{variant}: nothing named");
+        // --auto=no: callgrind_annotate itself warns on line-less profiles.
+        let report = util::callgrind_annotate(&out, &["--threshold=100", "--auto=no"]);
+        assert!(report.contains("sum.calc:sum_to"), "{variant}: {report}");
+        if variant == "callers" {
+            assert!(
+                report.contains("sum.calc:report'main'(below main)"),
+                "{variant}: {report}"
+            );
+            assert!(
+                report.contains(":_dl_runtime_resolve_xsave'print_result'report"),
+                "{variant}: {report}"
+            );
+        }
+    }
+}

@@ -41,22 +41,41 @@ pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
     let hit = table.lookup(addr)?;
     let symbol = table.symbol(hit.symbol);
     let mut new = symbol.name.as_bytes().to_vec();
-    for component in name[base_len..].split(|&b| b == b'\'').skip(1) {
-        new.push(b'\'');
-        match address(component).and_then(|(a, len)| (len == component.len()).then_some(a)) {
-            Some(a) => match table.lookup(a) {
-                Some(h) => new.extend_from_slice(table.symbol(h.symbol).name.as_bytes()),
-                None => new.extend_from_slice(component),
-            },
-            None => new.extend_from_slice(component),
-        }
-    }
+    rename_suffix(&mut new, &name[base_len..], table);
     Some(JitName {
         symbol: hit.symbol,
         name: new,
         entry: addr == symbol.start,
         ambiguous: hit.ambiguous,
     })
+}
+
+/// Appends `suffix` (`'2'0x...'main`) to `out`, caller components that
+/// are JIT addresses replaced by their names; true if any was replaced.
+fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &SymbolTable) -> bool {
+    let mut renamed = false;
+    for component in suffix.split(|&b| b == b'\'').skip(1) {
+        out.push(b'\'');
+        let jit = address(component)
+            .filter(|&(_, len)| len == component.len())
+            .and_then(|(a, _)| table.lookup(a));
+        match jit {
+            Some(hit) => {
+                out.extend_from_slice(table.symbol(hit.symbol).name.as_bytes());
+                renamed = true;
+            }
+            None => out.extend_from_slice(component),
+        }
+    }
+    renamed
+}
+
+/// A native function's name with JIT callers in its caller context
+/// (`--separate-callers`): `f'0x...c040'main` becomes `f'report'main`.
+pub fn rename_callers(name: &[u8], table: &SymbolTable) -> Option<Vec<u8>> {
+    let start = name.windows(3).position(|w| w == b"'0x")?;
+    let mut new = name[..start].to_vec();
+    rename_suffix(&mut new, &name[start..], table).then_some(new)
 }
 
 #[cfg(test)]
@@ -89,5 +108,8 @@ mod tests {
             (&b"fib'main'below"[..], false)
         );
         assert_eq!(rename(b"0x0000000000003000", &table), None);
+        let native = rename_callers(b"print'0x0000000000002000'x", &table);
+        assert_eq!(native.as_deref(), Some(&b"print'main'x"[..]));
+        assert_eq!(rename_callers(b"print'main", &table), None);
     }
 }

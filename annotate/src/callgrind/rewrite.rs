@@ -133,8 +133,14 @@ pub(super) enum Block {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum FnKind {
     Native,
+    /// A native function whose caller context names JIT code.
+    Renamed(Sym),
     Unnamed(u64),
-    Jit { symbol: u32, name: Sym, entry: bool },
+    Jit {
+        symbol: u32,
+        name: Sym,
+        entry: bool,
+    },
 }
 
 /// A function id's entry.
@@ -464,7 +470,10 @@ impl<'t, W: Write> Rewriter<'t, W> {
 
     fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
         if object != self.unknown {
-            return FnKind::Native;
+            return match fnname::rename_callers(name, self.table) {
+                Some(new) => FnKind::Renamed(self.names.intern(&new)),
+                None => FnKind::Native,
+            };
         }
         if let Some(jit) = fnname::rename(name, self.table) {
             if jit.ambiguous {
@@ -494,11 +503,11 @@ impl<'t, W: Write> Rewriter<'t, W> {
             None => false,
         };
         match (f.kind, f.id) {
-            (FnKind::Jit { name, .. }, Some(id)) => {
+            (FnKind::Jit { name, .. } | FnKind::Renamed(name), Some(id)) => {
                 let name = first.then(|| self.names.name(name).to_vec());
                 Ok(self.out.spec_id(key, id, name.as_deref())?)
             }
-            (FnKind::Jit { name, .. }, None) => {
+            (FnKind::Jit { name, .. } | FnKind::Renamed(name), None) => {
                 let name = self.names.name(name).to_vec();
                 Ok(self.out.spec(key, &name)?)
             }
@@ -535,7 +544,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
                 Block::Jit(symbol)
             }
             FnKind::Unnamed(addr) => Block::Unnamed(addr),
-            FnKind::Native => Block::Native,
+            FnKind::Native | FnKind::Renamed(_) => Block::Native,
         };
         Ok(())
     }
