@@ -1,12 +1,18 @@
 //! Cost of one `code_loaded` (1 KiB of code, 16 line entries, files written
 //! per record), beside the naive writer some runtimes use (one `write`
 //! syscall per field), and the cost of a call when the session is off.
+//!
+//! Each sample starts fresh files, so the numbers describe a JIT's
+//! realistic file sizes rather than one ever-growing multi-GB file.
 
 use std::fs::File;
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use jit_client::{Activation, LineEntry, Options, Session};
+
+const NAME: &[u8] = b"bench_function(bench.toy:10)";
 
 fn lines() -> Vec<LineEntry<'static>> {
     (0..16)
@@ -14,42 +20,40 @@ fn lines() -> Vec<LineEntry<'static>> {
         .collect()
 }
 
-fn bench_dir() -> std::path::PathBuf {
+fn fresh_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("cgjit-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
+/// Times `iters` loads into a new session's files.
+fn time_session(iters: u64, perf_map: bool) -> Duration {
+    let dir = fresh_dir();
+    let options = Options::default()
+        .activation(Activation::On)
+        .jitdump_dir(&dir)
+        .perf_map_dir(&dir);
+    let session = Session::open(options.perf_map(perf_map));
+    let (code, lines) = (vec![0xc3u8; 1024], lines());
+    let start = Instant::now();
+    for _ in 0..iters {
+        session.code_loaded(&code, NAME, &lines).unwrap();
+    }
+    start.elapsed()
+}
+
 fn enabled(c: &mut Criterion) {
-    let dir = bench_dir();
-    let session = Session::open(
-        Options::default()
-            .activation(Activation::On)
-            .jitdump_dir(&dir)
-            .perf_map_dir(&dir),
-    );
-    let code = vec![0xc3u8; 1024];
-    let lines = lines();
-    c.bench_function("code_loaded/1KiB+16 lines", |b| {
-        b.iter(|| {
-            session
-                .code_loaded(&code, b"bench_function(bench.toy:10)", &lines)
-                .unwrap()
-        })
+    c.bench_function("code_loaded/jitdump+perf map", |b| {
+        b.iter_custom(|n| time_session(n, true))
     });
-    drop(session);
-    let _ = std::fs::remove_dir_all(&dir);
+    c.bench_function("code_loaded/jitdump only", |b| {
+        b.iter_custom(|n| time_session(n, false))
+    });
 }
 
 /// The same records written field by field, one syscall each.
-fn naive_write(
-    file: &mut File,
-    map: &mut File,
-    code: &[u8],
-    name: &[u8],
-    lines: &[LineEntry],
-    index: u64,
-) {
+fn naive_write(file: &mut File, map: &mut File, code: &[u8], lines: &[LineEntry], index: u64) {
     let addr = code.as_ptr() as u64;
     let w = |f: &mut File, b: &[u8]| f.write_all(b).unwrap();
     w(file, &2u32.to_ne_bytes());
@@ -70,49 +74,57 @@ fn naive_write(
     for v in [0u64, addr, addr, code.len() as u64, index] {
         w(file, &v.to_ne_bytes());
     }
-    w(file, name);
+    w(file, NAME);
     w(file, b"\0");
     w(file, code);
     write!(map, "{addr:x} {:x} ", code.len()).unwrap();
-    map.write_all(name).unwrap();
+    map.write_all(NAME).unwrap();
     map.write_all(b"\n").unwrap();
 }
 
 fn naive(c: &mut Criterion) {
-    let dir = bench_dir();
-    let mut file = File::create(dir.join("naive.dump")).unwrap();
-    let mut map = File::create(dir.join("naive.map")).unwrap();
-    let code = vec![0xc3u8; 1024];
-    let lines = lines();
-    let mut index = 0;
-    c.bench_function("naive writer/1KiB+16 lines", |b| {
-        b.iter(|| {
-            naive_write(
-                &mut file,
-                &mut map,
-                &code,
-                b"bench_function(bench.toy:10)",
-                &lines,
-                index,
-            );
-            index += 1;
+    c.bench_function("naive writer (a write per field)", |b| {
+        b.iter_custom(|iters| {
+            let dir = fresh_dir();
+            let mut file = File::create(dir.join("naive.dump")).unwrap();
+            let mut map = File::create(dir.join("naive.map")).unwrap();
+            let (code, lines) = (vec![0xc3u8; 1024], lines());
+            let start = Instant::now();
+            for i in 0..iters {
+                naive_write(&mut file, &mut map, &code, &lines, i);
+            }
+            start.elapsed()
         })
     });
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The floor: one plain `write` of a record-sized buffer per load.
+fn floor(c: &mut Criterion) {
+    c.bench_function("floor: one write() of the same bytes", |b| {
+        b.iter_custom(|iters| {
+            let dir = fresh_dir();
+            let mut file = File::create(dir.join("floor.dump")).unwrap();
+            let record = vec![0u8; 1024 + 56 + NAME.len() + 1 + 32 + 16 * (16 + 17) + 16];
+            let start = Instant::now();
+            for _ in 0..iters {
+                file.write_all(&record).unwrap();
+            }
+            start.elapsed()
+        })
+    });
 }
 
 fn disabled(c: &mut Criterion) {
     let session = Session::open(Options::default().activation(Activation::Off));
-    let code = vec![0xc3u8; 1024];
-    let lines = lines();
+    let (code, lines) = (vec![0xc3u8; 1024], lines());
     c.bench_function("code_loaded/disabled", |b| {
         b.iter(|| {
             session
-                .code_loaded(std::hint::black_box(&code), b"f", &lines)
+                .code_loaded(std::hint::black_box(&code), NAME, &lines)
                 .unwrap()
         })
     });
 }
 
-criterion_group!(benches, enabled, naive, disabled);
+criterion_group!(benches, enabled, floor, naive, disabled);
 criterion_main!(benches);

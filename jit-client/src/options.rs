@@ -25,6 +25,10 @@ pub struct Options {
     pub jitdump_dir: PathBuf,
     /// Directory of `perf-PID.map`. Default: `/tmp`, where perf looks.
     pub perf_map_dir: PathBuf,
+    /// Whether to write the perf map at all. Default: yes;
+    /// `CALLGRIND_JIT_PERF_MAP=0` turns it off (one system call per load
+    /// instead of two).
+    pub perf_map: bool,
 }
 
 impl Default for Options {
@@ -33,6 +37,7 @@ impl Default for Options {
             activation: Activation::Auto,
             jitdump_dir: PathBuf::from("."),
             perf_map_dir: PathBuf::from("/tmp"),
+            perf_map: true,
         }
     }
 }
@@ -45,6 +50,12 @@ impl Options {
             Ok("1") | Ok("on") | Ok("yes") => opts.activation = Activation::On,
             Ok("0") | Ok("off") | Ok("no") => opts.activation = Activation::Off,
             _ => {}
+        }
+        if matches!(
+            std::env::var("CALLGRIND_JIT_PERF_MAP").as_deref(),
+            Ok("0" | "off" | "no")
+        ) {
+            opts.perf_map = false;
         }
         if let Some(dir) = std::env::var_os("JITDUMPDIR").filter(|d| !d.is_empty()) {
             opts.jitdump_dir = PathBuf::from(dir);
@@ -61,6 +72,12 @@ impl Options {
     /// Builder-style setter for [`Options::jitdump_dir`].
     pub fn jitdump_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.jitdump_dir = dir.into();
+        self
+    }
+
+    /// Builder-style setter for [`Options::perf_map`].
+    pub fn perf_map(mut self, on: bool) -> Self {
+        self.perf_map = on;
         self
     }
 

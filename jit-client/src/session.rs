@@ -40,6 +40,7 @@ impl Session {
             reported: false,
         };
         if on {
+            crate::sys::watch_forks();
             state.create_writer();
         }
         let enabled = AtomicBool::new(state.writer.is_some());
@@ -104,7 +105,7 @@ impl Session {
         let Some(writer) = state.writer.take() else {
             return Ok(());
         };
-        if writer.pid != crate::sys::pid() {
+        if writer.generation != crate::sys::fork_generation() {
             writer.abandon();
             return Ok(());
         }
@@ -177,7 +178,7 @@ impl State {
         if self
             .writer
             .as_ref()
-            .is_some_and(|w| w.pid != crate::sys::pid())
+            .is_some_and(|w| w.generation != crate::sys::fork_generation())
         {
             if let Some(parent) = self.writer.take() {
                 parent.abandon();

@@ -1,10 +1,12 @@
 //! Thin wrappers over the few system calls the writer needs.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock `perf record -k 1` uses.
 pub fn monotonic_ns() -> u64 {
@@ -22,10 +24,45 @@ pub fn pid() -> u32 {
     std::process::id()
 }
 
-/// The calling thread's kernel id.
+/// Bumped in the child after every `fork`; lets hot paths notice a fork
+/// without a `getpid` system call per call.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Starts counting forks (idempotent).
+pub fn watch_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a plain extern "C" function without captures.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
+    });
+}
+
+/// How many forks this process descends from (since `watch_forks`).
+pub fn fork_generation() -> u64 {
+    FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+thread_local! {
+    static TID: Cell<(u64, u32)> = const { Cell::new((u64::MAX, 0)) };
+}
+
+/// The calling thread's kernel id, cached per thread (and per fork).
 pub fn tid() -> u32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() as u32 }
+    let generation = fork_generation();
+    TID.with(|cached| {
+        let (seen, tid) = cached.get();
+        if seen == generation {
+            return tid;
+        }
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() } as u32;
+        cached.set((generation, tid));
+        tid
+    })
 }
 
 /// Creates `path` for writing, replacing an earlier file of ours, without
@@ -50,23 +87,6 @@ fn open(path: &Path, extra: libc::c_int) -> io::Result<File> {
         .mode(0o644)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | extra)
         .open(path)
-}
-
-/// Writes all of `parts` with as few `writev` calls as the kernel allows
-/// (one, unless the disk is full or a signal interrupts it).
-pub fn write_all_vectored(file: &File, parts: &mut [io::IoSlice<'_>]) -> io::Result<()> {
-    use io::Write;
-    let mut parts = parts;
-    let mut out = file;
-    while !parts.is_empty() {
-        match out.write_vectored(parts) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => io::IoSlice::advance_slices(&mut parts, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// The jitdump's first page, mapped PROT_READ|PROT_EXEC so that

@@ -1,7 +1,7 @@
 //! The open files of one process: the jitdump and the perf map.
 
 use std::fs::File;
-use std::io::{self, IoSlice, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::jitdump::{format, write};
@@ -50,6 +50,8 @@ struct Jitdump {
 /// The files of one process id.
 pub struct Writer {
     pub pid: u32,
+    /// [`sys::fork_generation`] when the files were created.
+    pub generation: u64,
     pub jitdump_path: PathBuf,
     pub perf_map_path: PathBuf,
     jitdump: Option<Jitdump>,
@@ -73,15 +75,17 @@ impl Writer {
                 None
             }
         };
-        let perf_map = match sys::create_private(&perf_map_path) {
-            Ok(f) => Some(f),
-            Err(e) => {
+        let perf_map = match opts.perf_map.then(|| sys::create_private(&perf_map_path)) {
+            Some(Ok(f)) => Some(f),
+            Some(Err(e)) => {
                 errors.push((perf_map_path.clone(), e));
                 None
             }
+            None => None,
         };
         let writer = Writer {
             pid,
+            generation: sys::fork_generation(),
             jitdump_path,
             perf_map_path,
             jitdump,
@@ -126,16 +130,9 @@ impl Writer {
         let addr = code.as_ptr() as u64;
         let timestamp = sys::monotonic_ns();
         self.buf.clear();
-        if !lines.is_empty() {
-            let files: Vec<_> = lines
-                .iter()
-                .map(|l| crate::names::sanitize(l.file))
-                .collect();
-            let entries = debug_entries(addr, code.len() as u64, lines, &files);
-            if entries.len() > 1 {
-                write::debug_info(&mut self.buf, timestamp, addr, &entries);
-            }
-        }
+        self.buf
+            .reserve(code.len() + name.len() + 64 + lines.len() * 32);
+        push_debug_info(&mut self.buf, timestamp, addr, code.len() as u64, lines);
         let load = write::CodeLoad {
             timestamp,
             pid: self.pid,
@@ -146,10 +143,9 @@ impl Writer {
             name,
         };
         write::code_load_head(&mut self.buf, &load);
-        sys::write_all_vectored(
-            &jitdump.file,
-            &mut [IoSlice::new(&self.buf), IoSlice::new(code)],
-        )?;
+        // One write: cheaper than writev here, and a record is never split.
+        self.buf.extend_from_slice(code);
+        (&jitdump.file).write_all(&self.buf)?;
         self.next_index += 1;
         Ok(())
     }
@@ -197,31 +193,37 @@ fn create_jitdump(path: &std::path::Path, pid: u32) -> io::Result<Jitdump> {
     })
 }
 
-/// Absolute, ascending entries inside the code, plus the closing sentinel
-/// at `addr + size` (line 0, no file) that ends the last line's range.
-fn debug_entries<'a>(
-    addr: u64,
-    size: u64,
-    lines: &[LineEntry],
-    files: &'a [std::borrow::Cow<'a, [u8]>],
-) -> Vec<write::DebugEntry<'a>> {
-    let mut entries: Vec<_> = lines
-        .iter()
-        .zip(files)
-        .filter(|(l, _)| u64::from(l.offset) < size)
-        .map(|(l, f)| write::DebugEntry {
+/// Appends a DEBUG_INFO for `lines` (if any lies inside the code):
+/// absolute addresses, ascending, and a closing sentinel at `addr + size`
+/// (line 0, no file) that ends the last line's range.
+fn push_debug_info(buf: &mut Vec<u8>, timestamp: u64, addr: u64, size: u64, lines: &[LineEntry]) {
+    let sorted;
+    let lines = if lines.windows(2).all(|w| w[0].offset <= w[1].offset) {
+        lines
+    } else {
+        sorted = {
+            let mut v = lines.to_vec();
+            v.sort_by_key(|l| l.offset);
+            v
+        };
+        &sorted[..]
+    };
+    let inside = lines.iter().filter(|l| u64::from(l.offset) < size);
+    if inside.clone().next().is_none() {
+        return;
+    }
+    let entries = inside
+        .map(|l| write::DebugEntry {
             addr: addr + u64::from(l.offset),
             line: l.line,
             column: l.column,
-            file: f,
+            file: l.file,
         })
-        .collect();
-    entries.sort_by_key(|e| e.addr);
-    entries.push(write::DebugEntry {
-        addr: addr + size,
-        line: 0,
-        column: 0,
-        file: b"",
-    });
-    entries
+        .chain(std::iter::once(write::DebugEntry {
+            addr: addr + size,
+            line: 0,
+            column: 0,
+            file: b"",
+        }));
+    write::debug_info(buf, timestamp, addr, entries);
 }

@@ -45,25 +45,46 @@ pub fn header(buf: &mut Vec<u8>, e_machine: u32, pid: u32, timestamp: u64) {
     put_u64(buf, 0);
 }
 
-/// Appends a DEBUG_INFO record for the code at `code_addr`, padded to 8 bytes.
-pub fn debug_info(buf: &mut Vec<u8>, timestamp: u64, code_addr: u64, entries: &[DebugEntry]) {
-    let body: usize = entries
-        .iter()
-        .map(|e| format::DEBUG_ENTRY_FIXED_SIZE + e.file.len() + 1)
-        .sum();
+/// Appends a DEBUG_INFO record for the code at `code_addr`, padded to 8
+/// bytes. `entries` is iterated twice (size, then bytes); file names are
+/// written sanitized (see [`put_str`]).
+pub fn debug_info<'a, I>(buf: &mut Vec<u8>, timestamp: u64, code_addr: u64, entries: I)
+where
+    I: Iterator<Item = DebugEntry<'a>> + Clone,
+{
+    let (count, body) = entries.clone().fold((0u64, 0usize), |(n, size), e| {
+        (
+            n + 1,
+            size + format::DEBUG_ENTRY_FIXED_SIZE + e.file.len() + 1,
+        )
+    });
     let unpadded = format::DEBUG_INFO_FIXED_SIZE + body;
     let total = unpadded + format::pad8(unpadded);
+    buf.reserve(total);
     put_prefix(buf, RecordType::DEBUG_INFO, total, timestamp);
     put_u64(buf, code_addr);
-    put_u64(buf, entries.len() as u64);
+    put_u64(buf, count);
     for e in entries {
         put_u64(buf, e.addr);
         put_u32(buf, e.line);
         put_u32(buf, e.column);
-        buf.extend_from_slice(e.file);
-        buf.push(0);
+        put_str(buf, e.file);
     }
     buf.resize(buf.len() + format::pad8(unpadded), 0);
+}
+
+/// Appends `s` and a NUL, with NUL, `\n` and `\r` inside `s` replaced by
+/// `_` (as wasmtime does): they would cut a jitdump string or a perf map
+/// line short.
+pub fn put_str(buf: &mut Vec<u8>, s: &[u8]) {
+    let start = buf.len();
+    buf.extend_from_slice(s);
+    for b in &mut buf[start..] {
+        if matches!(*b, 0 | b'\n' | b'\r') {
+            *b = b'_';
+        }
+    }
+    buf.push(0);
 }
 
 /// The fields of a CODE_LOAD record other than the code bytes.
@@ -96,8 +117,7 @@ pub fn code_load_head(buf: &mut Vec<u8>, load: &CodeLoad) {
     put_u64(buf, load.code_addr);
     put_u64(buf, load.code_size);
     put_u64(buf, load.code_index);
-    buf.extend_from_slice(load.name);
-    buf.push(0);
+    put_str(buf, load.name);
 }
 
 /// Appends a CODE_CLOSE record.
@@ -123,11 +143,18 @@ mod tests {
             column: 1,
             file: b"a.js",
         }];
-        debug_info(&mut buf, 7, 0x1000, &entries);
+        debug_info(&mut buf, 7, 0x1000, entries.iter().copied());
         assert_eq!(buf.len() % 8, 0);
         let size = u32::from_ne_bytes(buf[4..8].try_into().unwrap()) as usize;
         assert_eq!(size, buf.len());
         assert_eq!(size, 32 + 16 + 5 + 3);
+    }
+
+    #[test]
+    fn strings_lose_nul_and_line_breaks() {
+        let mut buf = Vec::new();
+        put_str(&mut buf, b"a\nb\0c\rd");
+        assert_eq!(buf, b"a_b_c_d\0");
     }
 
     #[test]
