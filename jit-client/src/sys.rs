@@ -67,14 +67,21 @@ pub fn tid() -> u32 {
 
 /// Creates `path` for writing, replacing an earlier file of ours, without
 /// ever following a symbolic link: a link planted there (say in /tmp) is
-/// removed if we may, and otherwise makes the open fail.
+/// removed (the link, never its target) and the file created with
+/// `O_EXCL`. Anything else that is not a regular file is left alone and the
+/// open fails.
 pub fn create_private(path: &Path) -> io::Result<File> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if meta.file_type().is_symlink() || !meta.is_file() {
+        if meta.file_type().is_symlink() {
             std::fs::remove_file(path)?;
-        } else {
+        } else if meta.is_file() {
             // Truncate our own stale file: O_NOFOLLOW guards the open.
             return open(path, libc::O_TRUNC);
+        } else {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "exists and is not a regular file",
+            ));
         }
     }
     open(path, libc::O_EXCL)

@@ -252,3 +252,74 @@ fn callgrind_jit_0_writes_nothing() {
         .collect();
     assert_eq!(entries, ["demo"]);
 }
+
+#[test]
+fn a_full_disk_is_reported_once_and_the_jit_goes_on() {
+    let dir = util::scratch("full-disk");
+    let mount = util::run_ok_or_skip(
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+            .arg(&dir),
+    );
+    if mount.is_none() {
+        eprintln!("SKIPPED: cannot mount a tiny tmpfs here (not root?)");
+        return;
+    }
+    let session = session_in(&dir);
+    let code = vec![0x90u8; 4096];
+    let results: Vec<_> = (0..20)
+        .map(|i| session.code_loaded(&code, format!("f{i}").as_bytes(), &[]))
+        .collect();
+    let failures = results.iter().filter(|r| r.is_err()).count();
+    let dump_size = std::fs::metadata(dump_path(&dir)).map(|m| m.len());
+    drop(session);
+    let _ = Command::new("umount").arg(&dir).status();
+    assert!(results[0].is_ok(), "the first load fits");
+    assert!(failures >= 1, "the disk filled up");
+    assert!(
+        failures <= 2,
+        "one failure per file, then quiet: {results:?}"
+    );
+    assert!(dump_size.unwrap() <= 16 << 10);
+}
+
+#[test]
+fn an_unusable_directory_costs_one_warning_and_no_crash() {
+    let dir = util::scratch("unusable");
+    let missing = dir.join("does/not/exist");
+    let session = Session::open(
+        Options::default()
+            .activation(Activation::On)
+            .jitdump_dir(&missing)
+            .perf_map_dir(&missing),
+    );
+    assert!(!session.is_enabled());
+    assert!(session.code_loaded(&[0x90; 16], b"f", &[]).is_ok());
+    // A device where the map should go is left alone, not replaced.
+    let session = Session::open(
+        Options::default()
+            .activation(Activation::On)
+            .jitdump_dir(&dir)
+            .perf_map_dir("/dev"),
+    );
+    let _ = session.code_loaded(&[0x90; 16], b"f", &[]);
+    assert!(std::path::Path::new("/dev/null").exists());
+}
+
+#[test]
+fn a_planted_symlink_does_not_redirect_our_writes() {
+    let dir = util::scratch("symlink");
+    let target = dir.join("victim");
+    std::fs::write(&target, b"precious").unwrap();
+    let link = dir.join(format!("perf-{}.map", std::process::id()));
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let session = session_in(&dir);
+    session.code_loaded(&[0x90; 16], b"f", &[]).unwrap();
+    session.close().unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+    assert!(!std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&link).unwrap().ends_with(" 10 f\n"));
+}

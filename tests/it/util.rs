@@ -139,3 +139,8 @@ pub fn callgrind_annotate(profile: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Runs `cmd`; None (instead of a panic) when it cannot run or fails.
+pub fn run_ok_or_skip(cmd: &mut Command) -> Option<Output> {
+    cmd.output().ok().filter(|o| o.status.success())
+}
