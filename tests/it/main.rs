@@ -5,4 +5,5 @@ mod corrupt;
 mod identity;
 mod jit_client;
 mod rewrite;
+mod symbols;
 mod util;

@@ -1,0 +1,119 @@
+//! The symbol table: address reuse, CODE_MOVE, bias, and source priority,
+//! on jitdumps built with jit-client's own encoder.
+
+use annotate::symbols::{BiasMode, SymbolTable};
+use jit_client::jitdump::write::{self, CodeLoad, DebugEntry};
+
+fn header() -> Vec<u8> {
+    let mut buf = Vec::new();
+    write::header(&mut buf, 62, 1, 0);
+    buf
+}
+
+fn load(buf: &mut Vec<u8>, addr: u64, size: u64, index: u64, name: &[u8]) {
+    let load = CodeLoad {
+        timestamp: 0,
+        pid: 1,
+        tid: 1,
+        code_addr: addr,
+        code_size: size,
+        code_index: index,
+        name,
+    };
+    write::code_load_head(buf, &load);
+    buf.resize(buf.len() + size as usize, 0x90);
+}
+
+fn debug(buf: &mut Vec<u8>, addr: u64, rows: &[(u64, u32)]) {
+    let entries = rows.iter().map(|&(a, line)| DebugEntry {
+        addr: a,
+        line,
+        column: 0,
+        file: b"f.toy",
+    });
+    write::debug_info(buf, 0, addr, entries);
+}
+
+fn table(dump: &[u8], map: Option<&[u8]>) -> SymbolTable {
+    let mut table = SymbolTable::new();
+    if let Some(map) = map {
+        table.add_perf_map("perf-1.map".into(), map);
+    }
+    table
+        .add_jitdump("jit-1.dump".into(), dump, BiasMode::Detect)
+        .unwrap();
+    table.finish();
+    table
+}
+
+fn name_at(table: &SymbolTable, addr: u64) -> Option<(String, bool)> {
+    table
+        .lookup(addr)
+        .map(|h| (table.symbol(h.symbol).name.clone(), h.ambiguous))
+}
+
+#[test]
+fn reused_addresses_name_the_latest_load_and_are_ambiguous() {
+    let mut dump = header();
+    load(&mut dump, 0x1000, 0x100, 0, b"old");
+    load(&mut dump, 0x1000, 0x40, 1, b"new");
+    let table = table(&dump, None);
+    assert_eq!(name_at(&table, 0x1010), Some(("new".into(), true)));
+    assert_eq!(name_at(&table, 0x1080), Some(("old".into(), false)));
+    assert_eq!(name_at(&table, 0x1100), None);
+}
+
+#[test]
+fn a_moved_function_is_found_at_its_new_address_with_its_lines() {
+    let mut dump = header();
+    debug(&mut dump, 0x1000, &[(0x1000, 7), (0x1008, 8), (0x1010, 0)]);
+    load(&mut dump, 0x1000, 0x10, 5, b"mover");
+    let mut rec = Vec::new();
+    for v in [1u32, 64] {
+        rec.extend_from_slice(&v.to_ne_bytes());
+    }
+    for v in [0u64] {
+        rec.extend_from_slice(&v.to_ne_bytes());
+    }
+    for v in [1u32, 1] {
+        rec.extend_from_slice(&v.to_ne_bytes());
+    }
+    for v in [0x9000u64, 0x1000, 0x9000, 0x10, 5] {
+        rec.extend_from_slice(&v.to_ne_bytes());
+    }
+    dump.extend_from_slice(&rec);
+    let table = table(&dump, None);
+    let hit = table.lookup(0x9009).expect("moved range");
+    let symbol = table.symbol(hit.symbol);
+    assert_eq!(symbol.name, "mover");
+    assert_eq!(symbol.row_at(0x9009).map(|r| r.line), Some(8));
+}
+
+#[test]
+fn v8_style_bias_and_sentinels_give_the_right_lines() {
+    let mut dump = header();
+    // Entries 0x40 too far, as V8 writes them; no sentinel: the last row runs to the end.
+    debug(&mut dump, 0x2000, &[(0x2040, 3), (0x2048, 4)]);
+    load(&mut dump, 0x2000, 0x20, 0, b"JS:*f /x/f.js:3:1");
+    let table = table(&dump, None);
+    let symbol = table.symbol(table.lookup(0x2000).unwrap().symbol);
+    assert_eq!((symbol.name.as_str(), symbol.line), ("f", 3));
+    assert_eq!(symbol.row_at(0x2007).map(|r| r.line), Some(3));
+    assert_eq!(symbol.row_at(0x201f).map(|r| r.line), Some(4));
+    assert_eq!(table.report.biased_debug_info, 1);
+}
+
+#[test]
+fn a_jitdump_beats_a_map_covering_the_same_code() {
+    let mut dump = header();
+    load(&mut dump, 0x3000, 0x10, 0, b"from_dump");
+    let table = table(&dump, Some(b"3000 10 from_map\n3010 10 only_map\n"));
+    assert_eq!(
+        name_at(&table, 0x3004).map(|n| n.0),
+        Some("from_dump".into())
+    );
+    assert_eq!(
+        name_at(&table, 0x3014).map(|n| n.0),
+        Some("only_map".into())
+    );
+}
