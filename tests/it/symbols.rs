@@ -68,13 +68,12 @@ fn a_moved_function_is_found_at_its_new_address_with_its_lines() {
     let mut dump = header();
     debug(&mut dump, 0x1000, &[(0x1000, 7), (0x1008, 8), (0x1010, 0)]);
     load(&mut dump, 0x1000, 0x10, 5, b"mover");
+    // CODE_MOVE: id 1, size 64, timestamp 0, pid, tid, vma, old, new, size, index.
     let mut rec = Vec::new();
     for v in [1u32, 64] {
         rec.extend_from_slice(&v.to_ne_bytes());
     }
-    for v in [0u64] {
-        rec.extend_from_slice(&v.to_ne_bytes());
-    }
+    rec.extend_from_slice(&0u64.to_ne_bytes());
     for v in [1u32, 1] {
         rec.extend_from_slice(&v.to_ne_bytes());
     }
