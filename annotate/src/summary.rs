@@ -63,9 +63,11 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
         "still address-named under ???: {} of {event}",
         percent(unnamed, all.total)
     );
-    let mut top: Vec<_> = all.unnamed_cost.iter().collect();
+    // Only addresses worth a look: at least 0.01% of the total.
+    let worth = |cost: u64| cost.saturating_mul(10_000) >= all.total.max(1);
+    let mut top: Vec<_> = all.unnamed_cost.iter().filter(|(_, &c)| worth(c)).collect();
     top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (addr, cost) in top.into_iter().take(TOP).filter(|(_, c)| **c > 0) {
+    for (addr, cost) in top.into_iter().take(TOP) {
         let _ = writeln!(
             s,
             "  {addr:#018x}  {} ({})",
