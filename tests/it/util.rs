@@ -131,7 +131,18 @@ pub fn callgrind(
 
 /// `callgrind_annotate` (the real one) on `profile`, with `args`.
 pub fn callgrind_annotate(profile: &Path, args: &[&str]) -> String {
-    let out = run_ok(Command::new("callgrind_annotate").args(args).arg(profile));
+    callgrind_annotate_files(profile, args, &[])
+}
+
+/// The same, annotating the given source files.
+pub fn callgrind_annotate_files(profile: &Path, args: &[&str], sources: &[&Path]) -> String {
+    // From the profile's folder, so its "$PWD/" stripping leaves paths whole.
+    let mut cmd = Command::new("callgrind_annotate");
+    cmd.args(args)
+        .arg(profile)
+        .args(sources)
+        .current_dir(profile.parent().unwrap());
+    let out = run_ok(&mut cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !stderr.contains("WARNING") && !stderr.contains("line "),
@@ -143,4 +154,42 @@ pub fn callgrind_annotate(profile: &Path, args: &[&str]) -> String {
 /// Runs `cmd`; None (instead of a panic) when it cannot run or fails.
 pub fn run_ok_or_skip(cmd: &mut Command) -> Option<Output> {
     cmd.output().ok().filter(|o| o.status.success())
+}
+
+/// The example JIT (examples/toyjit), built once per test run.
+pub fn toyjit() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        cargo_build(&["-p", "callgrind-jit-suite", "--example", "toyjit"]);
+        root().join("target/debug/examples/toyjit")
+    })
+    .clone()
+}
+
+/// `callgrind-jit record --out-dir DIR -- ARGS...` with extra environment.
+pub fn record(dir: &Path, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Output {
+    Command::new(cli())
+        .arg("record")
+        .arg("--out-dir")
+        .arg(dir)
+        .arg("--")
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+/// The annotated profile `record` wrote in `dir`.
+pub fn annotated_in(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("callgrind.jit.out.")
+        })
+        .expect("record wrote an annotated profile")
 }

@@ -1,0 +1,169 @@
+//! End to end: `callgrind-jit record` on the example JITs and on MoarVM,
+//! read back by the real callgrind_annotate.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use crate::util;
+
+/// The first cost on the report line that contains `needle`.
+fn cost_of(report: &str, needle: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{report}"));
+    line.split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or(0)
+}
+
+fn toy(name: &str) -> std::path::PathBuf {
+    util::root().join("examples/toyjit").join(name)
+}
+
+#[test]
+fn toyjit_functions_get_names_files_lines_and_inclusive_costs() {
+    let dir = util::scratch("record-toyjit");
+    let (jit, demo, math) = (util::toyjit(), toy("demo.toy"), toy("math.toy"));
+    assert!(demo.exists() && math.exists());
+    let out = util::record(
+        &dir,
+        &[jit.as_os_str(), demo.as_os_str(), math.as_os_str()],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("sum_to  (") && stdout.contains("math.toy:9)"),
+        "{stdout}"
+    );
+    let profile = util::annotated_in(&dir);
+    // callgrind_annotate drops a leading $PWD/ from file names: match the tail.
+    let report = util::callgrind_annotate(
+        &profile,
+        &["--inclusive=yes", "--threshold=100", "--auto=no"],
+    );
+    let main = cost_of(&report, "toyjit/demo.toy:main [");
+    let callees: u64 = ["fib", "sum_to", "collatz_steps"]
+        .iter()
+        .map(|f| cost_of(&report, &format!("toyjit/math.toy:{f} [")))
+        .sum();
+    assert!(
+        callees > 0 && main >= callees,
+        "main {main} < callees {callees}\n{report}"
+    );
+    // Only math.toy: callgrind_annotate warns on some of Rust's own sources.
+    let lines = util::callgrind_annotate_files(&profile, &["--auto=no"], &[&math]);
+    assert!(cost_of(&lines, "acc = acc + n % 7") >= 500_000, "{lines}");
+    assert!(cost_of(&lines, "n = n - 1") >= 200_000, "{lines}");
+    assert!(
+        cost_of(&lines, "return fib(n - 1) + fib(n - 2)") > 0,
+        "{lines}"
+    );
+}
+
+#[test]
+fn the_c_example_is_named_and_the_exit_code_is_the_programs() {
+    let dir = util::scratch("record-c");
+    let demo = util::c_demo(&dir);
+    let out = util::record(&dir, &[demo.as_os_str(), OsStr::new("50")], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report =
+        util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
+    assert!(cost_of(&report, "sum.calc:sum_to [") > 0, "{report}");
+    assert!(cost_of(&report, "sum.calc:report [") > 0, "{report}");
+
+    let failing = dir.join("fail.toy");
+    std::fs::write(&failing, "fn main() { return 3 }\n").unwrap();
+    let out = util::record(
+        &dir,
+        &[util::toyjit().as_os_str(), failing.as_os_str()],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_missing_valgrind_is_one_line_saying_how_to_install_it() {
+    let dir = util::scratch("record-novalgrind");
+    let out = util::record(&dir, &[OsStr::new("true")], &[("PATH", "/nonexistent")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "callgrind-jit: valgrind not found: install it (Debian: apt-get install valgrind)"
+    );
+}
+
+/// rakudo, installed with apt-get when running as root; None (and a loud
+/// message) when it cannot be had.
+fn raku() -> Option<&'static str> {
+    let have = || {
+        Command::new("raku")
+            .arg("-e")
+            .arg("")
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if have() {
+        return Some("raku");
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if root {
+        let _ = Command::new("apt-get")
+            .args(["install", "-y", "-qq", "rakudo"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status();
+    }
+    have().then_some("raku")
+}
+
+#[test]
+fn moarvm_subs_are_named_with_their_raku_file() {
+    let Some(raku) = raku() else {
+        eprintln!("\n*** SKIPPED moarvm_subs_are_named_with_their_raku_file: rakudo is not installed and cannot be ***\n");
+        return;
+    };
+    let dir = util::scratch("record-raku");
+    let script = dir.join("fib.raku");
+    std::fs::copy(util::fixture("rakudo-fib/fib.raku"), &script).unwrap();
+    let out = util::record(
+        &dir,
+        &[OsStr::new(raku), script.as_os_str()],
+        &[("MVM_SPESH_BLOCKING", "1")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  fib  (") && stdout.contains("fib.raku:2)"),
+        "{stdout}"
+    );
+    let report =
+        util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
+    assert!(cost_of(&report, "fib.raku:fib [") > 0, "{report}");
+    let _ = Path::new(raku);
+}
