@@ -21,6 +21,17 @@ fn cost_of(report: &str, needle: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `record` that must succeed; returns its stdout.
+fn record_ok(dir: &Path, args: &[&OsStr], env: &[(&str, &str)]) -> String {
+    let out = util::record(dir, args, env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn toy(name: &str) -> std::path::PathBuf {
     util::root().join("examples/toyjit").join(name)
 }
@@ -30,17 +41,11 @@ fn toyjit_functions_get_names_files_lines_and_inclusive_costs() {
     let dir = util::scratch("record-toyjit");
     let (jit, demo, math) = (util::toyjit(), toy("demo.toy"), toy("math.toy"));
     assert!(demo.exists() && math.exists());
-    let out = util::record(
+    let stdout = record_ok(
         &dir,
         &[jit.as_os_str(), demo.as_os_str(), math.as_os_str()],
         &[],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("sum_to  (") && stdout.contains("math.toy:9)"),
         "{stdout}"
@@ -74,12 +79,7 @@ fn toyjit_functions_get_names_files_lines_and_inclusive_costs() {
 fn the_c_example_is_named_and_the_exit_code_is_the_programs() {
     let dir = util::scratch("record-c");
     let demo = util::c_demo(&dir);
-    let out = util::record(&dir, &[demo.as_os_str(), OsStr::new("50")], &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    record_ok(&dir, &[demo.as_os_str(), OsStr::new("50")], &[]);
     let report =
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "sum.calc:sum_to [") > 0, "{report}");
@@ -147,17 +147,8 @@ fn moarvm_subs_are_named_with_their_raku_file() {
     let dir = util::scratch("record-raku");
     let script = dir.join("fib.raku");
     std::fs::copy(util::fixture("rakudo-fib/fib.raku"), &script).unwrap();
-    let out = util::record(
-        &dir,
-        &[OsStr::new(raku), script.as_os_str()],
-        &[("MVM_SPESH_BLOCKING", "1")],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let env = [("MVM_SPESH_BLOCKING", "1")];
+    let stdout = record_ok(&dir, &[OsStr::new(raku), script.as_os_str()], &env);
     assert!(
         stdout.contains("  fib  (") && stdout.contains("fib.raku:2)"),
         "{stdout}"
@@ -165,5 +156,4 @@ fn moarvm_subs_are_named_with_their_raku_file() {
     let report =
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "fib.raku:fib [") > 0, "{report}");
-    let _ = Path::new(raku);
 }

@@ -52,24 +52,33 @@ fn cargo_build(args: &[&str]) {
     );
 }
 
+/// Builds with `cargo build ARGS` once per `cell`, returning `path`.
+fn built_once(cell: &OnceLock<PathBuf>, args: &[&str], path: &str) -> PathBuf {
+    cell.get_or_init(|| {
+        cargo_build(args);
+        root().join(path)
+    })
+    .clone()
+}
+
 /// The `callgrind-jit` binary, built once per test run.
 pub fn cli() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        cargo_build(&["-p", "annotate", "--bin", "callgrind-jit"]);
-        root().join("target/debug/callgrind-jit")
-    })
-    .clone()
+    built_once(
+        &BIN,
+        &["-p", "annotate", "--bin", "callgrind-jit"],
+        "target/debug/callgrind-jit",
+    )
 }
 
 /// jit-client's static library (release), built once per test run.
 pub fn staticlib() -> PathBuf {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        cargo_build(&["--release", "-p", "jit-client"]);
-        root().join("target/release/libjit_client.a")
-    })
-    .clone()
+    built_once(
+        &LIB,
+        &["--release", "-p", "jit-client"],
+        "target/release/libjit_client.a",
+    )
 }
 
 /// Builds `examples/c/demo.c` against the header and the static library.
@@ -110,16 +119,7 @@ pub fn callgrind(
         .args(args)
         .envs(env.iter().copied());
     run_ok(&mut cmd);
-    let profile = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("callgrind.out.")
-        })
-        .expect("callgrind wrote a profile");
+    let profile = file_starting(dir, "callgrind.out.").expect("callgrind wrote a profile");
     let pid = profile
         .extension()
         .unwrap()
@@ -159,11 +159,8 @@ pub fn run_ok_or_skip(cmd: &mut Command) -> Option<Output> {
 /// The example JIT (examples/toyjit), built once per test run.
 pub fn toyjit() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        cargo_build(&["-p", "callgrind-jit-suite", "--example", "toyjit"]);
-        root().join("target/debug/examples/toyjit")
-    })
-    .clone()
+    let args = ["-p", "callgrind-jit-suite", "--example", "toyjit"];
+    built_once(&BIN, &args, "target/debug/examples/toyjit")
 }
 
 /// `callgrind-jit record --out-dir DIR -- ARGS...` with extra environment.
@@ -182,14 +179,13 @@ pub fn record(dir: &Path, args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Ou
 
 /// The annotated profile `record` wrote in `dir`.
 pub fn annotated_in(dir: &Path) -> PathBuf {
+    file_starting(dir, "callgrind.jit.out.").expect("record wrote an annotated profile")
+}
+
+/// The first file in `dir` whose name starts with `prefix`.
+pub fn file_starting(dir: &Path, prefix: &str) -> Option<PathBuf> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("callgrind.jit.out.")
-        })
-        .expect("record wrote an annotated profile")
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
 }
