@@ -10,7 +10,7 @@ have_pkg libclang-dev || need+=(libclang-dev)
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v callgrind_annotate >/dev/null || need+=(valgrind)
-for pkg in "$@"; do have_pkg "$pkg" || need+=("$pkg"); done
+for pkg in "$@"; do have_pkg "$pkg" || need+=("$pkg"); done  # extra packages a caller needs
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
