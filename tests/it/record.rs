@@ -112,8 +112,8 @@ fn a_missing_valgrind_is_one_line_saying_how_to_install_it() {
     );
 }
 
-/// rakudo, installed with apt-get when running as root; None (and a loud
-/// message) when it cannot be had.
+/// rakudo, installed by scripts/setup.sh when running as root; None (and a
+/// loud message) when it cannot be had.
 fn raku() -> Option<&'static str> {
     let have = || {
         Command::new("raku")
@@ -125,16 +125,9 @@ fn raku() -> Option<&'static str> {
     if have() {
         return Some("raku");
     }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    if root {
-        let _ = Command::new("apt-get")
-            .args(["install", "-y", "-qq", "rakudo"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status();
-    }
+    // scripts/setup.sh installs with apt-get (after an update) when root.
+    let setup = util::root().join("scripts/setup.sh");
+    let _ = Command::new("bash").arg(setup).arg("rakudo").status();
     have().then_some("raku")
 }
 
