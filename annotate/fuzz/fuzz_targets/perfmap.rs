@@ -1,0 +1,14 @@
+//! The perf map reader, the name splitters and the symbol table.
+#![no_main]
+
+use annotate::symbols::SymbolTable;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut table = SymbolTable::new();
+    table.add_perf_map("perf-1.map".into(), data);
+    table.finish();
+    for s in table.symbols().iter().take(64) {
+        let _ = table.lookup(s.start);
+    }
+});
