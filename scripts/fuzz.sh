@@ -20,7 +20,8 @@ for f in $fx/moarvm-words/callgrind.out.* $fx/rakudo-fib/callgrind.out.*; do
   head -c 65536 "$f" > "$corpus/callgrind/head-$(basename "$f")"
 done
 cp $fx/c-demo/jit-*.dump $fx/c-demo-variants/jit-*.dump "$corpus/jitdump/"
-gzip -dc $fx/node-fib/jit-13064.dump.gz | head -c 262144 > "$corpus/jitdump/node-head.dump"
+gzip -dc $fx/node-fib/jit-13064.dump.gz > "$corpus/jitdump/node.dump"
+truncate -s 262144 "$corpus/jitdump/node.dump"
 cp $fx/*/perf-*.map "$corpus/perfmap/"
 cd annotate
 for t in "${targets[@]}"; do

@@ -2,12 +2,12 @@
 //! each profile, report.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::callgrind::{self, Stats};
+use crate::callgrind::{self, Mode, RewriteError, Stats};
 use crate::cli::{AnnotateArgs, Bias};
 use crate::symbols::{BiasMode, SymbolTable};
 use crate::{discover, output};
@@ -145,16 +145,33 @@ fn load_symbols(sources: &[PathBuf], bias: BiasMode) -> Result<SymbolTable> {
 }
 
 fn rewrite_file(input: &Path, out: &Path, symbols: &SymbolTable) -> Result<Stats> {
-    let file = File::open(input).with_context(|| format!("cannot read '{}'", input.display()))?;
     output::write_atomically(out, |w| {
-        callgrind::rewrite(BufReader::with_capacity(1 << 20, file), w, symbols).map_err(|e| match e
-        {
-            callgrind::RewriteError::Parse { line, message } => {
+        let result = match rewrite_once(input, &mut *w, symbols, Mode::Fast)? {
+            Err(RewriteError::NeedsExactMode { .. }) => {
+                // Not laid out as callgrind writes: start over, decoding everything.
+                w.flush()?;
+                w.get_ref().set_len(0)?;
+                let mut file: &File = w.get_ref();
+                file.seek(SeekFrom::Start(0))?;
+                rewrite_once(input, &mut *w, symbols, Mode::Exact)?
+            }
+            result => result,
+        };
+        result.map_err(|e| match e {
+            RewriteError::Parse { line, message } => {
                 anyhow::anyhow!("{}:{line}: {message}", input.display())
             }
-            callgrind::RewriteError::Io(err) => {
-                anyhow::anyhow!("cannot rewrite '{}': {err}", input.display())
-            }
+            other => anyhow::anyhow!("cannot rewrite '{}': {other}", input.display()),
         })
     })
+}
+
+fn rewrite_once<W: Write>(
+    input: &Path,
+    w: W,
+    symbols: &SymbolTable,
+    mode: Mode,
+) -> Result<Result<Stats, RewriteError>> {
+    let file = File::open(input).with_context(|| format!("cannot read '{}'", input.display()))?;
+    Ok(callgrind::rewrite(file, w, symbols, mode))
 }

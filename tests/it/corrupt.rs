@@ -1,7 +1,7 @@
 //! Broken and hostile inputs: typed errors and counted warnings, never a
 //! panic, and no allocation sized by numbers read from the file.
 
-use std::io::BufReader;
+use annotate::callgrind::Mode;
 
 use annotate::jitdump::{self, ProblemKind, Record};
 use annotate::symbols::{BiasMode, SymbolTable};
@@ -178,9 +178,10 @@ fn hostile_profiles_are_errors_naming_the_line() {
     ];
     for (body, line, message) in cases {
         let input = format!("{header}{body}");
-        let err =
-            annotate::callgrind::rewrite(BufReader::new(input.as_bytes()), Vec::new(), &empty)
-                .unwrap_err();
+        // Exact mode: it decodes every line (fast mode copies short native
+        // cost lines without reading them).
+        let err = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Exact)
+            .unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with(&format!("line {line}: ")) && text.contains(message),
@@ -193,14 +194,24 @@ fn hostile_profiles_are_errors_naming_the_line() {
 fn a_line_of_megabytes_is_an_error_not_an_allocation() {
     let mut input = b"# callgrind format\nevents: Ir\nfn=".to_vec();
     input.resize(input.len() + (17 << 20), b'x');
-    let err = annotate::callgrind::rewrite(
-        BufReader::new(&input[..]),
-        std::io::sink(),
-        &SymbolTable::new(),
-    )
-    .unwrap_err();
+    let err =
+        annotate::callgrind::rewrite(&input[..], std::io::sink(), &SymbolTable::new(), Mode::Fast)
+            .unwrap_err();
     assert!(
         err.to_string().contains("line 3: line longer than 16 MiB"),
         "{err}"
     );
+}
+
+#[test]
+fn fast_mode_still_refuses_numbers_over_64_bits() {
+    let input = "# callgrind format\npositions: line\nevents: Ir\nfl=(1) a.c\nfn=(2) f\n3 5\n+1 99999999999999999999\n";
+    let err = annotate::callgrind::rewrite(
+        input.as_bytes(),
+        Vec::new(),
+        &SymbolTable::new(),
+        Mode::Fast,
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("line 7: bad cost"), "{err}");
 }

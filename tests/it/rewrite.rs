@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use annotate::callgrind::{fnname, rewrite, Stats};
+use annotate::callgrind::{fnname, rewrite, Mode, RewriteError, Stats};
 use annotate::symbols::{BiasMode, SymbolTable};
 
 use crate::identity::{self, Functions};
@@ -29,10 +29,32 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
     table
 }
 
+/// Rewrites in `mode`, reading through a `chunk`-byte buffer.
+fn rewrite_mode(input: &[u8], table: &SymbolTable, chunk: usize, mode: Mode) -> (Vec<u8>, Stats) {
+    let mut out = Vec::new();
+    let stats = rewrite(
+        BufReader::with_capacity(chunk, input),
+        &mut out,
+        table,
+        mode,
+    )
+    .unwrap();
+    (out, stats)
+}
+
+/// Rewrites as the command does: fast mode, exact where the input needs it.
 fn rewrite_bytes(input: &[u8], table: &SymbolTable, chunk: usize) -> (Vec<u8>, Stats) {
     let mut out = Vec::new();
-    let stats = rewrite(BufReader::with_capacity(chunk, input), &mut out, table).unwrap();
-    (out, stats)
+    let fast = rewrite(
+        BufReader::with_capacity(chunk, input),
+        &mut out,
+        table,
+        Mode::Fast,
+    );
+    match fast {
+        Err(RewriteError::NeedsExactMode { .. }) => rewrite_mode(input, table, chunk, Mode::Exact),
+        other => (out, other.unwrap()),
+    }
 }
 
 fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {

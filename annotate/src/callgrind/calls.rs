@@ -1,14 +1,17 @@
 //! Call groups (`cob= cfi= cfn= calls=` + position line) and jump groups
-//! (`jfi= jfn= jump=|jcnd=` + position line). A group is buffered until its
-//! position line arrives, then written back as one unit: file switches
-//! first, then the callee's names, then the call and its position.
+//! (`jfi= jfn= jump=|jcnd=` + position line). A group is buffered up to its
+//! `calls=`/`jump=` line. In native code whose positions are copied as they
+//! are, it is written right there and its position line follows verbatim;
+//! elsewhere it waits for the position line and is written as one unit:
+//! file switches first, then the callee's names, then the call and its
+//! position.
 
 use std::io::Write;
 
 use super::ids::Sym;
 use super::line::{classify, Key, Line, NameRef};
 use super::position::{first_cost, Column, Pos};
-use super::rewrite::{check_count, Block, FnKind, FnRef, Res, Rewriter, Space};
+use super::rewrite::{Block, Fail, FnKind, FnRef, Res, Rewriter, Space};
 
 /// True for the keys that belong to a call or jump group.
 pub fn is_group_key(key: Key) -> bool {
@@ -18,74 +21,113 @@ pub fn is_group_key(key: Key) -> bool {
     )
 }
 
+/// What the group waits for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Await {
+    /// More group lines.
+    #[default]
+    Lines,
+    /// The position line, to write the whole group then.
+    Position,
+    /// The position line, to copy it as it is (the group is written).
+    Verbatim,
+}
+
 /// The buffered lines of one group.
 #[derive(Debug, Default)]
 pub struct Group {
     bytes: Vec<u8>,
-    lines: Vec<(Key, usize, usize, bool)>,
-    awaiting: bool,
+    lines: Vec<(Key, usize, usize)>,
+    awaiting: Await,
 }
 
 impl Group {
-    /// No line buffered.
+    /// Nothing buffered or awaited.
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
+        self.lines.is_empty() && self.awaiting == Await::Lines
     }
 
     /// The `calls=`/`jump=`/`jcnd=` line was seen: a position line is next.
     pub fn awaits_position(&self) -> bool {
-        self.awaiting
+        self.awaiting == Await::Position
     }
 
-    fn push(&mut self, key: Key, raw: &[u8], terminated: bool) {
+    /// The group is written; its position line is copied as it is.
+    pub fn awaits_verbatim(&self) -> bool {
+        self.awaiting == Await::Verbatim
+    }
+
+    fn push(&mut self, key: Key, raw: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(raw);
-        self.lines.push((key, start, self.bytes.len(), terminated));
-        self.awaiting = matches!(key, Key::Calls | Key::Jump | Key::Jcnd);
+        self.lines.push((key, start, self.bytes.len()));
     }
 
-    fn clear(&mut self) {
+    /// Forgets the group.
+    pub fn clear(&mut self) {
         self.bytes.clear();
         self.lines.clear();
-        self.awaiting = false;
+        self.awaiting = Await::Lines;
     }
 }
 
-/// One group line as input: the raw line and its name, if any.
+/// One group line as input: the raw line and its name.
 struct Named<'a> {
     raw: &'a [u8],
-    terminated: bool,
     sym: Sym,
     nr: NameRef<'a>,
 }
-
-/// A `calls=`/`jump=`/`jcnd=` line: raw, terminated, count, target text.
-#[derive(Clone, Copy)]
-struct CountLine<'a>(&'a [u8], bool, &'a [u8], &'a [u8]);
 
 /// A parsed group.
 #[derive(Default)]
 struct Parsed<'a> {
     ob: Option<Named<'a>>,
     file: Option<Named<'a>>,
-    func: Option<(&'a [u8], bool, &'a [u8])>,
-    count: Option<CountLine<'a>>,
+    func: Option<(&'a [u8], &'a [u8])>,
+    /// The `calls=`/`jump=`/`jcnd=` line, its count and its target text.
+    count: Option<(&'a [u8], &'a [u8], &'a [u8])>,
     is_call: bool,
 }
 
 impl<W: Write> Rewriter<'_, W> {
-    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], _value: &[u8]) -> Res {
-        if self.group.awaits_position() {
+    pub(super) fn group_line(&mut self, key: Key, raw: &[u8]) -> Res {
+        if !matches!(self.group.awaiting, Await::Lines) {
             return Err("expected a position line after calls=/jump=/jcnd=".into());
         }
-        let calls_without_cfn =
-            key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn);
-        if calls_without_cfn {
+        if key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn) {
             return Err("calls= without a cfn= before it".into());
         }
-        // The terminator of a buffered line is restored when it is written.
-        self.group.push(key, raw, true);
-        Ok(())
+        self.group.push(key, raw);
+        if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
+            return Ok(());
+        }
+        if !(self.fast() && self.part.synced && !self.in_jit()) {
+            self.group.awaiting = Await::Position;
+            return Ok(());
+        }
+        let group = std::mem::take(&mut self.group);
+        let result = self.write_group_early(&group);
+        self.group = group;
+        self.group.clear();
+        self.group.awaiting = Await::Verbatim;
+        result
+    }
+
+    fn in_jit(&self) -> bool {
+        matches!(self.part.block, Block::Jit(_))
+    }
+
+    /// The position line of a group already written: copied as it is.
+    pub(super) fn verbatim_group_position(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
+        self.cols.check(text)?;
+        self.part.known = false;
+        self.group.clear();
+        Ok(self.out.verbatim(raw, terminated)?)
     }
 
     pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
@@ -96,59 +138,113 @@ impl<W: Write> Rewriter<'_, W> {
         result
     }
 
-    fn write_group(&mut self, group: &Group, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+    /// Native code, output state equal to the input's: the names are
+    /// rewritten where the callee is JIT code, the rest is copied.
+    fn write_group_early(&mut self, group: &Group) -> Res {
         let parsed = self.parse_group(group)?;
-        let CountLine(count_raw, count_term, count, target_text) =
-            parsed.count.ok_or("group without calls=/jump=")?;
-        check_count(count)?;
-        let before = self.part.in_pos;
-        let (target, _) = self.cols.decode(target_text, &before)?;
-        let (pos, costs) = self.cols.decode(text, &before)?;
-        first_cost(costs)?;
-        self.part.in_pos = pos;
-        let object = parsed.ob.as_ref().map_or(self.part.in_ob, |n| n.sym);
-        let callee = match parsed.func {
-            Some((_, _, value)) => Some(self.resolve_fn(
-                value,
-                if parsed.is_call {
-                    object
-                } else {
-                    self.part.in_ob
-                },
-            )?),
-            None => None,
-        };
-        let site = Site {
-            raw,
-            terminated,
-            pos,
-            before,
-            costs,
-            target,
-            count,
-            count_raw,
-            count_term,
+        let (count_raw, count, target_text) = parsed.count.ok_or("group without calls=/jump=")?;
+        super::costs::check_count(count)?;
+        let callee = self.group_callee(&parsed)?;
+        let jit = match callee.map(|f| f.kind) {
+            Some(FnKind::Jit { symbol, addr, .. }) => Some((symbol, addr)),
+            _ => None,
         };
         if parsed.is_call {
-            self.write_call(parsed, callee.ok_or("calls= without cfn=")?, site)
+            self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
         } else {
-            self.write_jump(parsed, callee, site)
+            self.write_jump_names(&parsed, callee, None)?;
         }
+        let Some((symbol, addr)) = jit else {
+            return Ok(self.out.verbatim(count_raw, true)?);
+        };
+        let target = self.jit_target(target_text, symbol, addr)?;
+        self.write_count_line(count_raw, count, target, true)
+    }
+
+    /// Anywhere else: positions decoded, the site's line mapped in JIT
+    /// code, calls inside one JIT function folded away.
+    fn write_group(&mut self, group: &Group, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        let parsed = self.parse_group(group)?;
+        let (count_raw, count, target_text) = parsed.count.ok_or("group without calls=/jump=")?;
+        super::costs::check_count(count)?;
+        let target = self.decode_target(target_text)?;
+        let callee = self.group_callee(&parsed)?;
+        if parsed.is_call && self.folds(callee) {
+            // Self cost already holds it: a jump inside one function.
+            self.stats.folded_calls += 1;
+            let (pos, costs) = self.decode(text)?;
+            first_cost(costs)?;
+            self.part.in_pos = pos;
+            self.part.synced = false;
+            return Ok(());
+        }
+        let site = match self.part.block {
+            Block::Jit(symbol) => {
+                let (pos, costs) = self.decode(text)?;
+                first_cost(costs)?;
+                self.part.in_pos = pos;
+                let (file, out) = self.locate(symbol, pos);
+                self.switch_file(file)?;
+                Some((out, costs))
+            }
+            _ => None,
+        };
+        if parsed.is_call {
+            self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
+        } else {
+            let internal = matches!(
+                (self.part.block, callee.map(|f| f.kind)),
+                (Block::Jit(s), Some(FnKind::Jit { symbol, .. })) if s == symbol
+            );
+            self.write_jump_names(&parsed, callee.filter(|_| !internal), Some(target))?;
+        }
+        let mapped = self.map_target(target, callee);
+        let unchanged = mapped == target && self.part.synced && site.is_none();
+        self.write_count_line(count_raw, count, mapped, unchanged)?;
+        match site {
+            Some((out, costs)) => self.write_position(out, costs),
+            None => self.copy_position(raw, text, terminated),
+        }
+    }
+
+    /// A call from JIT code to another pseudo-function of the same range
+    /// that is not its entry: callgrind saw a jump as a call.
+    fn folds(&self, callee: Option<FnRef>) -> bool {
+        match (self.part.block, callee.map(|f| f.kind)) {
+            (
+                Block::Jit(caller),
+                Some(FnKind::Jit {
+                    symbol,
+                    entry: false,
+                    ..
+                }),
+            ) => caller == symbol,
+            _ => false,
+        }
+    }
+
+    fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
+        let object = match (&parsed.ob, parsed.is_call) {
+            (Some(n), true) => n.sym,
+            _ => self.part.in_ob,
+        };
+        parsed
+            .func
+            .map(|(_, value)| self.resolve_fn(value, object))
+            .transpose()
     }
 
     fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
         let mut parsed = Parsed::default();
-        for &(key, start, end, terminated) in &group.lines {
+        for &(key, start, end) in &group.lines {
             let raw = &group.bytes[start..end];
             let Line::Spec { value, .. } = classify(raw)? else {
                 unreachable!("only spec lines are buffered")
             };
             match key {
-                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value, terminated)?),
-                Key::Cfi | Key::Jfi => {
-                    parsed.file = Some(self.named(Space::Files, raw, value, terminated)?)
-                }
-                Key::Cfn | Key::Jfn => parsed.func = Some((raw, terminated, value)),
+                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
+                Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
+                Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
                 _ => {
                     parsed.is_call = key == Key::Calls;
                     let value = super::line::trim_start(value);
@@ -156,47 +252,22 @@ impl<W: Write> Rewriter<'_, W> {
                         .iter()
                         .position(|&b| b == b' ' || b == b'\t')
                         .unwrap_or(value.len());
-                    parsed.count = Some(CountLine(raw, terminated, &value[..end], &value[end..]));
+                    parsed.count = Some((raw, &value[..end], &value[end..]));
                 }
             }
         }
         Ok(parsed)
     }
 
-    fn named<'a>(
-        &mut self,
-        space: Space,
-        raw: &'a [u8],
-        value: &'a [u8],
-        terminated: bool,
-    ) -> Res<Named<'a>> {
+    fn named<'a>(&mut self, space: Space, raw: &'a [u8], value: &'a [u8]) -> Res<Named<'a>> {
         let (sym, nr) = self.name_value(space, value)?;
-        Ok(Named {
-            raw,
-            terminated,
-            sym,
-            nr,
-        })
+        Ok(Named { raw, sym, nr })
     }
 
-    fn write_call(&mut self, parsed: Parsed, callee: FnRef, site: Site) -> Res {
-        let block = self.part.block;
-        if let (
-            Block::Jit(caller),
-            FnKind::Jit {
-                symbol,
-                entry: false,
-                ..
-            },
-        ) = (block, callee.kind)
-        {
-            if caller == symbol {
-                self.stats.folded_calls += 1; // a jump into itself, seen as a call
-                return Ok(());
-            }
-        }
-        let out_pos = self.caller_position(&site)?;
-        let callee_file = parsed.file.as_ref().map_or(self.part.in_file, |n| n.sym);
+    /// `cob=`/`cfi=`/`cfn=` for the callee: a JIT callee's own object and
+    /// file where the output's defaults differ; the input's lines (or
+    /// explicit names where the defaults changed) for anything else.
+    fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
         match callee.kind {
             FnKind::Jit { symbol, .. } => {
                 let (ob, fl) = self.jit_ident(symbol);
@@ -204,74 +275,59 @@ impl<W: Write> Rewriter<'_, W> {
                 self.name_if_changed("cfi", Space::Files, fl, self.part.out_file)?;
             }
             _ => {
+                let file = parsed.file.as_ref().map_or(self.part.in_file, |n| n.sym);
                 self.keep_or_name(
                     "cob",
                     Space::Objects,
-                    parsed.ob,
+                    parsed.ob.as_ref(),
                     self.part.in_ob,
                     self.part.out_ob,
                 )?;
                 self.keep_or_name(
                     "cfi",
                     Space::Files,
-                    parsed.file,
-                    callee_file,
+                    parsed.file.as_ref(),
+                    file,
                     self.part.out_file,
                 )?;
             }
         }
-        let (fn_raw, fn_term, _) = parsed.func.expect("checked by the caller");
-        self.emit_fn("cfn", fn_raw, callee, fn_term)?;
-        self.write_count("calls", &site, callee)?;
-        self.write_site(&site, block, out_pos)
+        let (raw, _) = parsed.func.expect("a call has a cfn=");
+        self.emit_fn("cfn", raw, callee, true)
     }
 
-    fn write_jump(&mut self, parsed: Parsed, target_fn: Option<FnRef>, site: Site) -> Res {
-        let block = self.part.block;
-        let internal = match (block, target_fn.map(|f| f.kind)) {
-            (Block::Jit(s), Some(FnKind::Jit { symbol, .. })) => s == symbol,
-            _ => false,
+    /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
+    /// the line table (`target` given); a jump into another JIT function
+    /// names that function's file.
+    fn write_jump_names(
+        &mut self,
+        parsed: &Parsed,
+        target_fn: Option<FnRef>,
+        target: Option<Pos>,
+    ) -> Res {
+        let jit_file = match target_fn.map(|f| f.kind) {
+            Some(FnKind::Jit { symbol, .. }) => Some(self.jit_ident(symbol).1),
+            _ => None,
         };
-        let out_pos = self.caller_position(&site)?;
-        let key = if site.count_raw.starts_with(b"jcnd") {
-            "jcnd"
-        } else {
-            "jump"
-        };
-        if let Block::Jit(symbol) = block {
-            let (file, _) = self.locate(symbol, site.target);
-            let target_file = match target_fn.map(|f| f.kind) {
-                Some(FnKind::Jit { symbol: t, .. }) if !internal => self.jit_ident(t).1,
-                _ => file,
-            };
-            self.name_if_changed("jfi", Space::Files, target_file, self.part.out_file)?;
-        } else if let Some(named) = parsed.file {
-            self.emit_input_name(Space::Files, named.raw, named.nr, named.terminated)?;
+        match (self.part.block, target) {
+            (Block::Jit(symbol), Some(target)) => {
+                let file = jit_file.unwrap_or_else(|| self.locate(symbol, target).0);
+                self.name_if_changed("jfi", Space::Files, file, self.part.out_file)?;
+            }
+            _ => match (jit_file, parsed.file.as_ref()) {
+                (Some(file), _) => {
+                    self.name_if_changed("jfi", Space::Files, file, self.part.out_file)?
+                }
+                (None, Some(named)) => {
+                    self.emit_input_name(Space::Files, named.raw, named.nr, true)?
+                }
+                (None, None) => {}
+            },
         }
-        if let (Some(f), Some((raw, term, _)), false) = (target_fn, parsed.func, internal) {
-            self.emit_fn("jfn", raw, f, term)?;
+        match (target_fn, parsed.func) {
+            (Some(f), Some((raw, _))) => self.emit_fn("jfn", raw, f, true),
+            _ => Ok(()),
         }
-        self.write_count(
-            key,
-            &site,
-            target_fn.unwrap_or(FnRef {
-                id: None,
-                name: 0,
-                kind: FnKind::Native,
-            }),
-        )?;
-        self.write_site(&site, block, out_pos)
-    }
-
-    /// In a JIT block: the call site's output position, after switching
-    /// the output's file to the site's source file.
-    fn caller_position(&mut self, site: &Site) -> Res<Option<Pos>> {
-        let Block::Jit(symbol) = self.part.block else {
-            return Ok(None);
-        };
-        let (file, out) = self.locate(symbol, site.pos);
-        self.switch_file(file)?;
-        Ok(Some(out))
     }
 
     fn name_if_changed(&mut self, key: &str, space: Space, want: Sym, current: Sym) -> Res {
@@ -287,57 +343,83 @@ impl<W: Write> Rewriter<'_, W> {
         &mut self,
         key: &str,
         space: Space,
-        given: Option<Named>,
+        given: Option<&Named>,
         want: Sym,
         current: Sym,
     ) -> Res {
         match given {
-            Some(named) => self.emit_input_name(space, named.raw, named.nr, named.terminated),
+            Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
             None => self.name_if_changed(key, space, want, current),
         }
     }
 
-    /// The `calls=`/`jump=` line, its target re-encoded where needed.
-    fn write_count(&mut self, key: &str, site: &Site, target_fn: FnRef) -> Res {
-        let mut target = site.target;
-        let jit_target = match (target_fn.kind, self.part.block) {
-            (FnKind::Jit { symbol, .. }, _) | (_, Block::Jit(symbol)) => Some(symbol),
-            _ => None,
+    /// A call or jump target relative to the input's state (targets never
+    /// move the state).
+    fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
+        if self.part.known {
+            return Ok(self.cols.decode(text, &self.part.in_pos)?.0);
+        }
+        self.cols
+            .decode_absolute(text)
+            .map(|d| d.0)
+            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))
+    }
+
+    /// A target inside JIT code gets its source line (in a JIT block or
+    /// when the callee is JIT code).
+    fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
+        let symbol = match (callee.map(|f| f.kind), self.part.block) {
+            (Some(FnKind::Jit { symbol, .. }), _) | (_, Block::Jit(symbol)) => symbol,
+            _ => return target,
         };
-        if let (Some(symbol), Some(_)) = (jit_target, self.cols.index(Column::Instr)) {
-            target = self.locate(symbol, site.target).1;
+        if self.cols.index(Column::Instr).is_none() {
+            return target;
         }
-        if target == site.target && self.part.out_pos == site.before {
-            return Ok(self.out.verbatim(site.count_raw, site.count_term)?);
+        self.locate(symbol, target).1
+    }
+
+    /// The target of a call into JIT code from native code: decoded if it
+    /// can be, else the pseudo-function's own address (callgrind names each
+    /// one after its call target), with its source line.
+    fn jit_target(&mut self, text: &[u8], symbol: u32, addr: u64) -> Res<Pos> {
+        let mut target = match self.decode_target(text) {
+            Ok(t) => t,
+            Err(Fail::NeedsExact) => [0; 3],
+            Err(e) => return Err(e),
+        };
+        match (
+            self.cols.index(Column::Instr),
+            self.cols.index(Column::Line),
+        ) {
+            (Some(i), _) => {
+                if target[i] == 0 {
+                    target[i] = addr;
+                }
+                target = self.locate(symbol, target).1;
+            }
+            (None, Some(li)) => target[li] = u64::from(self.table.symbol(symbol).line),
+            (None, None) => {}
         }
-        self.buf.clear();
-        self.buf.extend_from_slice(site.count);
-        self.buf.push(b' ');
-        let prev = self.part.out_pos;
-        self.cols.encode(&mut self.buf, &target, &prev, false);
-        let line = std::mem::take(&mut self.buf);
-        self.out.spec(key, &line)?;
+        Ok(target)
+    }
+
+    /// The `calls=`/`jump=` line: as it was, or with its target written
+    /// out (absolutely where the output's state is not known).
+    fn write_count_line(&mut self, raw: &[u8], count: &[u8], target: Pos, unchanged: bool) -> Res {
+        if unchanged {
+            return Ok(self.out.verbatim(raw, true)?);
+        }
+        let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
+            .unwrap_or("calls");
+        let mut line = std::mem::take(&mut self.buf);
+        line.clear();
+        line.extend_from_slice(count);
+        line.push(b' ');
+        let absolute = !self.part.known || self.part.absolute_next;
+        self.cols
+            .encode(&mut line, &target, &self.part.out_pos, absolute);
+        let result = self.out.spec(key, &line);
         self.buf = line;
-        Ok(())
+        Ok(result?)
     }
-
-    fn write_site(&mut self, site: &Site, block: Block, out_pos: Option<Pos>) -> Res {
-        match (block, out_pos) {
-            (Block::Jit(_), Some(pos)) => self.write_position(pos, site.costs),
-            _ => self.copy_position(site.raw, site.pos, site.before, site.costs, site.terminated),
-        }
-    }
-}
-
-/// The position parts of a group.
-struct Site<'a> {
-    raw: &'a [u8],
-    terminated: bool,
-    pos: Pos,
-    before: Pos,
-    costs: &'a [u8],
-    target: Pos,
-    count: &'a [u8],
-    count_raw: &'a [u8],
-    count_term: bool,
 }

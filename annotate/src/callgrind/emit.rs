@@ -29,6 +29,15 @@ impl<W: Write> Out<W> {
         }
     }
 
+    /// Whole lines copied from the input in one piece (each ends in LF).
+    pub fn copy_run(&mut self, lines: &[u8]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.separate()?;
+        self.w.write_all(lines)
+    }
+
     /// A new line `key=value`.
     pub fn spec(&mut self, key: &str, value: &[u8]) -> io::Result<()> {
         self.separate()?;

@@ -30,6 +30,8 @@ pub struct JitName {
     pub name: Vec<u8>,
     /// The address is the range's start (a call here is a real call).
     pub entry: bool,
+    /// The address the name was made of.
+    pub addr: u64,
     /// Another range with another name also covered the address.
     pub ambiguous: bool,
 }
@@ -46,6 +48,7 @@ pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
         symbol: hit.symbol,
         name: new,
         entry: addr == symbol.start,
+        addr,
         ambiguous: hit.ambiguous,
     })
 }

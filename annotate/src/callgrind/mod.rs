@@ -1,14 +1,18 @@
 //! The callgrind profile format: reading it line by line and rewriting it
-//! with JIT functions named (see `rewrite` for the approach).
+//! with JIT functions named (see `rewrite` for the approach, `driver` for
+//! the fast path).
 
 mod calls;
+mod costs;
+mod driver;
 mod emit;
 pub mod fnname;
 mod ids;
 pub mod line;
+mod naming;
 pub mod position;
 mod rewrite;
 mod stats;
 
-pub use rewrite::{rewrite, RewriteError};
+pub use driver::{rewrite, rewrite_slice, Mode, RewriteError};
 pub use stats::Stats;

@@ -90,6 +90,69 @@ impl Columns {
         Ok((pos, super::line::trim_start(rest)))
     }
 
+    /// Decodes a line whose position columns are all absolute; `Err(None)`
+    /// when one is relative (it needs the previous state).
+    pub fn decode_absolute<'a>(
+        &self,
+        text: &'a [u8],
+    ) -> Result<(Pos, &'a [u8]), Option<LineError>> {
+        if !self.is_absolute(text) {
+            return Err(None);
+        }
+        self.decode(text, &[0; MAX_COLUMNS]).map_err(Some)
+    }
+
+    /// True when no position column is relative (`*`, `+N`, `-N`).
+    pub fn is_absolute(&self, text: &[u8]) -> bool {
+        let mut tokens = text
+            .split(|&b| b == b' ' || b == b'\t')
+            .filter(|t| !t.is_empty());
+        (0..self.kinds.len()).all(|_| {
+            tokens
+                .next()
+                .is_some_and(|t| !matches!(t[0], b'*' | b'+' | b'-'))
+        })
+    }
+
+    /// The costs after the position columns.
+    pub fn skip<'a>(&self, text: &'a [u8]) -> Result<&'a [u8], LineError> {
+        let mut rest = text;
+        for _ in 0..self.kinds.len() {
+            rest = super::line::trim_start(rest);
+            let end = rest
+                .iter()
+                .position(|&b| b == b' ' || b == b'\t')
+                .unwrap_or(rest.len());
+            if end == 0 {
+                return Err(format!("expected {} position columns", self.kinds.len()));
+            }
+            rest = &rest[end..];
+        }
+        Ok(super::line::trim_start(rest))
+    }
+
+    /// Checks a line that is copied without decoding: every number must
+    /// fit 64 bits. Only lines long enough to hold such a number are read.
+    pub fn check(&self, text: &[u8]) -> Result<(), LineError> {
+        if text.len() < 17 {
+            return Ok(());
+        }
+        let mut tokens = text
+            .split(|&b| b == b' ' || b == b'\t')
+            .filter(|t| !t.is_empty());
+        for _ in 0..self.kinds.len() {
+            let token = tokens
+                .next()
+                .ok_or_else(|| format!("expected {} position columns", self.kinds.len()))?;
+            decode_one(token, u64::MAX / 2)?;
+        }
+        tokens.try_for_each(|t| {
+            parse_u64(t)
+                .map(drop)
+                .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(t)))
+        })
+    }
+
     /// Writes `pos` relative to `prev` the way callgrind does: `*` when
     /// equal, `+N`/`-N` for small steps, else absolute (hex for addresses);
     /// `absolute` forces absolute values.
@@ -162,6 +225,11 @@ mod tests {
         assert_eq!((pos[0], pos[1], costs), (0x11b8, 22, &b"1 7"[..]));
         assert!(cols.decode(b"-0x99999 3", &pos).is_err());
         assert!(cols.decode(b"5", &pos).is_err());
+        assert_eq!(cols.decode_absolute(b"+1 3 4"), Err(None));
+        assert_eq!(cols.decode_absolute(b"0x10 3 4").unwrap().0[..2], [0x10, 3]);
+        assert_eq!(cols.skip(b"+1 * 4 5").unwrap(), b"4 5");
+        assert!(cols.check(b"+1 * 99999999999999999999").is_err());
+        assert!(cols.check(b"+1 * 9999999999999999999").is_ok());
     }
 
     #[test]

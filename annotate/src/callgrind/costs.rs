@@ -1,0 +1,138 @@
+//! Position lines: copied while the output's reader state equals the
+//! input's, decoded and re-encoded (with source lines) inside JIT blocks.
+
+use std::io::Write;
+
+use super::ids::Sym;
+use super::line;
+use super::position::{first_cost, Column, Pos};
+use super::rewrite::{Block, Fail, Res, Rewriter, Space};
+
+impl<W: Write> Rewriter<'_, W> {
+    /// The output file and position for a position inside JIT block
+    /// `symbol`: the line table's row for the address, else the
+    /// function's declaration line.
+    pub(super) fn locate(&mut self, symbol: u32, pos: Pos) -> (Sym, Pos) {
+        let own = self.jit_ident(symbol).1;
+        let Some(li) = self.cols.index(Column::Line) else {
+            return (self.part.out_file, pos);
+        };
+        let mut out = pos;
+        let Some(addr) = self.cols.index(Column::Instr).map(|i| pos[i]) else {
+            out[li] = u64::from(self.table.symbol(symbol).line);
+            return (own, out);
+        };
+        let Some(hit) = self.table.lookup(addr) else {
+            return (own, pos);
+        };
+        let s = self.table.symbol(hit.symbol);
+        match s.row_at(addr) {
+            Some(row) => {
+                out[li] = u64::from(row.line);
+                (self.file_sym(row.file), out)
+            }
+            None => {
+                out[li] = u64::from(s.line);
+                (self.jit_ident(hit.symbol).1, out)
+            }
+        }
+    }
+
+    /// Switches the output's current file with `fi=`/`fe=`.
+    pub(super) fn switch_file(&mut self, file: Sym) -> Res {
+        if file == self.part.out_file {
+            return Ok(());
+        }
+        let key = if file == self.part.out_fl { "fe" } else { "fi" };
+        self.emit_sym(key, Space::Files, file)?;
+        self.part.out_file = file;
+        Ok(())
+    }
+
+    /// Writes a position line for `pos` (relative to the output state,
+    /// absolute where that is unknown) followed by `costs`.
+    pub(super) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
+        self.buf.clear();
+        let prev = self.part.out_pos;
+        self.cols
+            .encode(&mut self.buf, &pos, &prev, self.part.absolute_next);
+        if !costs.is_empty() {
+            self.buf.push(b' ');
+            self.buf.extend_from_slice(costs);
+        }
+        self.out.raw_line(&self.buf)?;
+        self.part.out_pos = pos;
+        self.part.absolute_next = false;
+        self.part.synced = pos == self.part.in_pos;
+        Ok(())
+    }
+
+    /// Decodes a position line against the input's state. Where fast mode
+    /// has not tracked that state, only absolute values can be placed.
+    pub(super) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {
+        if self.part.known {
+            return Ok(self.cols.decode(text, &self.part.in_pos)?);
+        }
+        let decoded = self
+            .cols
+            .decode_absolute(text)
+            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))?;
+        // The output's state is unknown too: its next line must be absolute.
+        (self.part.known, self.part.absolute_next) = (true, true);
+        Ok(decoded)
+    }
+
+    pub(super) fn cost_line(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        match self.part.block {
+            Block::Jit(symbol) => {
+                let (pos, costs) = self.decode(text)?;
+                let cost = first_cost(costs)?;
+                self.part.in_pos = pos;
+                *self.stats.jit_cost.entry(symbol).or_default() += cost;
+                let (file, out) = self.locate(symbol, pos);
+                self.switch_file(file)?;
+                self.write_position(out, costs)
+            }
+            Block::Unnamed(addr) => {
+                let cost = first_cost(self.cols.skip(text)?)?;
+                *self.stats.unnamed_cost.entry(addr).or_default() += cost;
+                self.copy_position(raw, text, terminated)
+            }
+            Block::Native => self.copy_position(raw, text, terminated),
+        }
+    }
+
+    /// Copies a position line outside JIT blocks: verbatim while the
+    /// output's state equals the input's (in fast mode without decoding
+    /// it), else decoded and re-encoded until the two agree again.
+    pub(super) fn copy_position(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        if self.part.synced && self.fast() {
+            self.cols.check(text)?;
+            self.part.known = false;
+            return Ok(self.out.verbatim(raw, terminated)?);
+        }
+        let before = self.part.in_pos;
+        let (pos, costs) = self.decode(text)?;
+        first_cost(costs)?;
+        self.part.in_pos = pos;
+        let absolute = self.cols.is_absolute(text);
+        let same_meaning = self.part.synced || self.part.out_pos == before || absolute;
+        if same_meaning && (absolute || !self.part.absolute_next) {
+            (self.part.out_pos, self.part.synced) = (pos, true);
+            return Ok(self.out.verbatim(raw, terminated)?);
+        }
+        self.write_position(pos, costs)
+    }
+}
+
+/// Checks a count field (`calls=` count, `jcnd=` taken/executed).
+pub(super) fn check_count(token: &[u8]) -> Res {
+    let ok = token
+        .split(|&b| b == b'/')
+        .all(|n| line::parse_u64(n).is_some());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("bad count '{}'", String::from_utf8_lossy(token)).into())
+    }
+}

@@ -1,0 +1,207 @@
+//! Feeding a profile to the rewriter, line by line, at close to copy speed.
+//!
+//! Lines are found with SIMD `memchr` in a large buffer. While the
+//! rewriter says cost lines may be copied as they are (native code, output
+//! state equal to the input's), runs of such lines are written out with one
+//! copy, without entering the rewriter at all.
+
+use std::io::{self, Read, Write};
+
+use super::rewrite::{Fail, Rewriter};
+use super::stats::Stats;
+use crate::symbols::SymbolTable;
+
+/// Longest line accepted; longer ones are an error, not an allocation.
+const MAX_LINE: usize = 16 << 20;
+/// Initial read buffer.
+const CHUNK: usize = 1 << 20;
+/// Position lines at least this long are checked before being copied: a
+/// number that does not fit 64 bits needs 17 or more characters.
+const CHECK_FROM: usize = 17;
+
+/// How the rewriter tracks positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Decode positions only where needed. Relies on callgrind's habit of
+    /// writing the first position of each function absolutely, and stops
+    /// with [`RewriteError::NeedsExactMode`] where input breaks it.
+    Fast,
+    /// Decode every position line (any valid input).
+    Exact,
+}
+
+/// Why a rewrite stopped. Nothing it wrote should be kept.
+#[derive(Debug)]
+pub enum RewriteError {
+    /// The input is not a valid callgrind profile at this line.
+    Parse {
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        message: String,
+    },
+    /// Fast mode met a relative position it cannot place: run again with
+    /// [`Mode::Exact`].
+    NeedsExactMode {
+        /// 1-based line number.
+        line: u64,
+    },
+    /// Reading or writing failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RewriteError::Parse { line, message } => write!(f, "line {line}: {message}"),
+            RewriteError::NeedsExactMode { line } => {
+                write!(f, "line {line}: relative position needs exact mode")
+            }
+            RewriteError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
+/// Rewrites one profile from `input` to `output` with the symbols of
+/// `table` in [`Mode::Fast`], falling back to [`Mode::Exact`] when the
+/// input needs it (`input` must then be readable again: it is a slice).
+/// With an empty table the output equals the input byte for byte (CRLF
+/// line ends become LF).
+pub fn rewrite_slice<W: Write>(
+    input: &[u8],
+    output: &mut W,
+    table: &SymbolTable,
+) -> Result<Stats, RewriteError> {
+    let mut first = Vec::new();
+    match rewrite(input, &mut first, table, Mode::Fast) {
+        Err(RewriteError::NeedsExactMode { .. }) => rewrite(input, output, table, Mode::Exact),
+        Ok(stats) => {
+            output.write_all(&first).map_err(RewriteError::Io)?;
+            Ok(stats)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Rewrites one profile from `input` to `output` (see [`Mode`]).
+pub fn rewrite<R: Read, W: Write>(
+    input: R,
+    output: W,
+    table: &SymbolTable,
+    mode: Mode,
+) -> Result<Stats, RewriteError> {
+    let mut driver = Driver {
+        input,
+        buf: vec![0; CHUNK],
+        start: 0,
+        end: 0,
+        eof: false,
+        line_no: 0,
+    };
+    let mut rw = Rewriter::new(table, output, mode);
+    driver.run(&mut rw)?;
+    let line = driver.line_no;
+    rw.finish().map_err(|f| error(f, line))
+}
+
+fn error(fail: Fail, line: u64) -> RewriteError {
+    match fail {
+        Fail::Line(message) => RewriteError::Parse { line, message },
+        Fail::NeedsExact => RewriteError::NeedsExactMode { line },
+        Fail::Io(e) => RewriteError::Io(e),
+    }
+}
+
+struct Driver<R> {
+    input: R,
+    buf: Vec<u8>,
+    /// Unconsumed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    line_no: u64,
+}
+
+impl<R: Read> Driver<R> {
+    fn run<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+        // A run of lines copied unchanged: buf[run_start..self.start].
+        let mut run_start = self.start;
+        loop {
+            let Some(nl) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) else {
+                rw.out
+                    .copy_run(&self.buf[run_start..self.start])
+                    .map_err(RewriteError::Io)?;
+                if !self.refill()? {
+                    return self.last_line(rw);
+                }
+                run_start = self.start;
+                continue;
+            };
+            let (line_start, line_end) = (self.start, self.start + nl);
+            self.start = line_end + 1;
+            self.line_no += 1;
+            let line = &self.buf[line_start..line_end];
+            if rw.copies_cost_lines() && is_plain_position(line) {
+                rw.copied_cost_line();
+                continue;
+            }
+            rw.out
+                .copy_run(&self.buf[run_start..line_start])
+                .map_err(RewriteError::Io)?;
+            run_start = self.start;
+            let content = line.strip_suffix(b"\r").unwrap_or(line);
+            rw.line(content, true).map_err(|f| error(f, self.line_no))?;
+        }
+    }
+
+    /// The final line when it has no newline.
+    fn last_line<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+        if self.start == self.end {
+            return Ok(());
+        }
+        self.line_no += 1;
+        let line = &self.buf[self.start..self.end];
+        let content = line.strip_suffix(b"\r").unwrap_or(line);
+        rw.line(content, false).map_err(|f| error(f, self.line_no))
+    }
+
+    /// Moves the unconsumed tail to the front and reads more; false at the
+    /// end of the input.
+    fn refill(&mut self) -> Result<bool, RewriteError> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end > MAX_LINE {
+            let message = format!("line longer than {} MiB", MAX_LINE >> 20);
+            return Err(RewriteError::Parse {
+                line: self.line_no + 1,
+                message,
+            });
+        }
+        if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        let n = loop {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(RewriteError::Io(e)),
+            }
+        };
+        self.end += n;
+        self.eof = n == 0;
+        Ok(n > 0 || self.start < self.end)
+    }
+}
+
+/// A short cost line in LF form (nothing to check or convert).
+fn is_plain_position(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
+        && line.len() < CHECK_FROM
+        && line.last() != Some(&b'\r')
+}

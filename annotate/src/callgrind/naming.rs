@@ -1,0 +1,212 @@
+//! Names on the way through: id tables, JIT renames, and writing names so
+//! that every function resolves to one identity in both readers.
+
+use std::io::Write;
+
+use super::fnname;
+use super::ids::{NameSpace, Sym};
+use super::line::{name_ref, NameRef};
+use super::rewrite::{FnEntry, FnKind, FnRef, Res, Rewriter, Space};
+
+impl<W: Write> Rewriter<'_, W> {
+    /// Resolves an `ob`/`fl`-like value, recording a definition.
+    pub(super) fn name_value<'v>(
+        &mut self,
+        space: Space,
+        value: &'v [u8],
+    ) -> Res<(Sym, NameRef<'v>)> {
+        let nr = name_ref(value)?;
+        let table = match space {
+            Space::Objects => &mut self.part.obs,
+            Space::Files => &mut self.part.files,
+        };
+        let sym = match (nr.id, nr.name) {
+            (Some(id), Some(name)) => {
+                let sym = self.names.intern(name);
+                table.define(id, sym);
+                sym
+            }
+            (Some(id), None) => {
+                table
+                    .ids
+                    .get(id)
+                    .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?
+                    .sym
+            }
+            (None, name) => self.names.intern(name.unwrap_or_default()),
+        };
+        Ok((sym, nr))
+    }
+
+    /// Writes an input `ob`/`fl`-like line, turning a reference into a
+    /// definition where the output has not defined the id yet.
+    pub(super) fn emit_input_name(
+        &mut self,
+        space: Space,
+        raw: &[u8],
+        nr: NameRef,
+        terminated: bool,
+    ) -> Res {
+        let Some(id) = nr.id else {
+            return Ok(self.out.verbatim(raw, terminated)?);
+        };
+        let table = self.space_mut(space);
+        let entry = table.ids.get_mut(id).expect("resolved before");
+        let first = !std::mem::replace(&mut entry.emitted, true);
+        let sym = entry.sym;
+        if first && nr.name.is_none() {
+            let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
+                .unwrap_or("fl");
+            let name = self.names.name(sym).to_vec();
+            return Ok(self.out.spec_id(key, id, Some(&name))?);
+        }
+        Ok(self.out.verbatim(raw, terminated)?)
+    }
+
+    /// Writes `key=` naming `sym`: by an id the input defined for that
+    /// name if any (defining it if needed), else as a plain string.
+    pub(super) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
+        let table = self.space_mut(space);
+        let Some(&id) = table.first_id.get(&sym) else {
+            let name = self.names.name(sym).to_vec();
+            return Ok(self.out.spec(key, &name)?);
+        };
+        let entry = table
+            .ids
+            .get_mut(id)
+            .expect("first_id points at a defined id");
+        let first = !std::mem::replace(&mut entry.emitted, true);
+        let name = first.then(|| self.names.name(sym).to_vec());
+        Ok(self.out.spec_id(key, id, name.as_deref())?)
+    }
+
+    fn space_mut(&mut self, space: Space) -> &mut NameSpace {
+        match space {
+            Space::Objects => &mut self.part.obs,
+            Space::Files => &mut self.part.files,
+        }
+    }
+
+    /// Resolves a `fn`-space value under object `object`.
+    pub(super) fn resolve_fn(&mut self, value: &[u8], object: Sym) -> Res<FnRef> {
+        let nr = name_ref(value)?;
+        match (nr.id, nr.name) {
+            (Some(id), None) => {
+                let e = self
+                    .part
+                    .fns
+                    .get(id)
+                    .ok_or_else(|| format!("undefined function id ({id})"))?;
+                Ok(FnRef {
+                    id: Some(id),
+                    name: e.name,
+                    kind: e.kind,
+                })
+            }
+            (id, name) => {
+                let name = name.unwrap_or_default();
+                let (sym, kind) = (self.names.intern(name), self.classify_fn(name, object));
+                if let Some(id) = id {
+                    self.part.fns.insert(
+                        id,
+                        FnEntry {
+                            name: sym,
+                            kind,
+                            emitted: false,
+                        },
+                    );
+                }
+                Ok(FnRef {
+                    id,
+                    name: sym,
+                    kind,
+                })
+            }
+        }
+    }
+
+    fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
+        if object != self.unknown {
+            return match fnname::rename_callers(name, self.table) {
+                Some(new) => FnKind::Renamed(self.names.intern(&new)),
+                None => FnKind::Native,
+            };
+        }
+        if let Some(jit) = fnname::rename(name, self.table) {
+            if jit.ambiguous {
+                self.stats.ambiguous.insert(jit.symbol);
+            }
+            let name = self.names.intern(&jit.name);
+            return FnKind::Jit {
+                symbol: jit.symbol,
+                name,
+                entry: jit.entry,
+                addr: jit.addr,
+            };
+        }
+        match fnname::address(name) {
+            Some((addr, _)) => FnKind::Unnamed(addr),
+            None => FnKind::Native,
+        }
+    }
+
+    /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
+    /// else the input line (a reference becomes a definition if needed).
+    pub(super) fn emit_fn(&mut self, key: &str, raw: &[u8], f: FnRef, terminated: bool) -> Res {
+        let first = match f.id {
+            Some(id) => {
+                let entry = self.part.fns.get_mut(id).expect("resolved before");
+                !std::mem::replace(&mut entry.emitted, true)
+            }
+            None => false,
+        };
+        match (f.kind, f.id) {
+            (FnKind::Jit { name, .. } | FnKind::Renamed(name), Some(id)) => {
+                let name = first.then(|| self.names.name(name).to_vec());
+                Ok(self.out.spec_id(key, id, name.as_deref())?)
+            }
+            (FnKind::Jit { name, .. } | FnKind::Renamed(name), None) => {
+                let name = self.names.name(name).to_vec();
+                Ok(self.out.spec(key, &name)?)
+            }
+            (_, Some(id)) if first && name_ref(&raw[key.len() + 1..])?.name.is_none() => {
+                let name = self.names.name(f.name).to_vec();
+                Ok(self.out.spec_id(key, id, Some(&name))?)
+            }
+            _ => Ok(self.out.verbatim(raw, terminated)?),
+        }
+    }
+
+    /// (object, file) names of a JIT symbol.
+    pub(super) fn jit_ident(&mut self, symbol: u32) -> (Sym, Sym) {
+        if let Some(ids) = self.jit_ids[symbol as usize] {
+            return ids;
+        }
+        let s = self.table.symbol(symbol);
+        let object = self
+            .names
+            .intern(self.table.sources()[s.source].object.as_bytes());
+        let file = match s.file {
+            Some(f) => self.file_sym(f),
+            None => self.names.intern(b"<jit>"),
+        };
+        self.jit_ids[symbol as usize] = Some((object, file));
+        (object, file)
+    }
+
+    pub(super) fn file_sym(&mut self, file: u32) -> Sym {
+        let i = file as usize;
+        if self.file_syms.len() <= i {
+            self.file_syms.resize(i + 1, None);
+        }
+        *self.file_syms[i]
+            .get_or_insert_with(|| self.names.intern(self.table.file(file).as_bytes()))
+    }
+}
+
+fn space_word(space: Space) -> &'static str {
+    match space {
+        Space::Objects => "object",
+        Space::Files => "file",
+    }
+}
