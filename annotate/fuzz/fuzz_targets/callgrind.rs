@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use annotate::callgrind::Mode;
 use annotate::symbols::{BiasMode, SymbolTable};
 use libfuzzer_sys::fuzz_target;
 
@@ -20,5 +21,7 @@ fn table() -> &'static SymbolTable {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let _ = annotate::callgrind::rewrite(std::io::BufReader::new(data), std::io::sink(), table());
+    for mode in [Mode::Fast, Mode::Exact] {
+        let _ = annotate::callgrind::rewrite(data, std::io::sink(), table(), mode);
+    }
 });
