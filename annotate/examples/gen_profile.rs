@@ -7,7 +7,8 @@
 //! among named native functions. The jitdump covers the JIT ranges with
 //! line tables.
 //!
-//! Usage: gen_profile SIZE_MB OUT_DIR  (writes callgrind.out.4242, jit-4242.dump)
+//! Usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT]  (default 10% of the
+//! function blocks are JIT code; writes callgrind.out.4242, jit-4242.dump)
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -86,7 +87,7 @@ fn file_name(fl: u64) -> String {
     }
 }
 
-fn write_profile(out: &mut impl Write, target: u64) -> std::io::Result<()> {
+fn write_profile(out: &mut impl Write, target: u64, jit_percent: u64) -> std::io::Result<()> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let functions = NATIVE_FUNCTIONS + JIT_FUNCTIONS * 2;
     let mut d = Defined {
@@ -97,18 +98,31 @@ fn write_profile(out: &mut impl Write, target: u64) -> std::io::Result<()> {
     writeln!(out, "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: {PID}\ncmd:  ./bench-jit\npart: 1\n\ndesc: I1 cache: \ndesc: D1 cache: \ndesc: LL cache: \n\ndesc: Timerange: Basic block 0 - 1\ndesc: Trigger: Program termination\n\npositions: instr line\nevents: Ir\nsummary: 0\n\n")?;
     let (mut written, mut total) = (0u64, 0u64);
     let mut line = String::with_capacity(128);
+    // Like callgrind: ob=/fl= (and cob=/cfi=) only where they change.
+    let (mut cur_ob, mut cur_fl) = (u64::MAX, u64::MAX);
     while written < target {
-        let f = if rng.below(10) < 3 {
+        let f = if rng.below(100) < jit_percent {
             NATIVE_FUNCTIONS + rng.below(JIT_FUNCTIONS * 2)
         } else {
             rng.below(NATIVE_FUNCTIONS)
         };
         let (ob, fl, name) = function(f);
         line.clear();
+        if ob != cur_ob {
+            line.push_str(&format!(
+                "ob={}\n",
+                Defined::name(&mut d.ob, ob, || object_name(ob))
+            ));
+        }
+        if fl != cur_fl || ob != cur_ob {
+            line.push_str(&format!(
+                "fl={}\n",
+                Defined::name(&mut d.fl, fl, || file_name(fl))
+            ));
+        }
+        (cur_ob, cur_fl) = (ob, fl);
         line.push_str(&format!(
-            "ob={}\nfl={}\nfn={}\n",
-            Defined::name(&mut d.ob, ob, || object_name(ob)),
-            Defined::name(&mut d.fl, fl, || file_name(fl)),
+            "fn={}\n",
             Defined::name(&mut d.func, f, || name.clone())
         ));
         let mut addr = if ob == 0 {
@@ -131,13 +145,23 @@ fn write_profile(out: &mut impl Write, target: u64) -> std::io::Result<()> {
                 } else {
                     0x1000 + callee * 0x80
                 };
+                if cob != ob {
+                    line.push_str(&format!(
+                        "cob={}\n",
+                        Defined::name(&mut d.ob, cob, || object_name(cob))
+                    ));
+                }
+                if cfl != fl {
+                    line.push_str(&format!(
+                        "cfi={}\n",
+                        Defined::name(&mut d.fl, cfl, || file_name(cfl))
+                    ));
+                }
+                let target_line = if cob == 0 { 0 } else { 10 + callee % 400 };
+                let callee_name = Defined::name(&mut d.func, callee, || cname.clone());
+                let calls = 1 + rng.below(100);
                 line.push_str(&format!(
-                    "cob={}\ncfi={}\ncfn={}\ncalls={} {target:#x} {}\n+{step} * {}\n",
-                    Defined::name(&mut d.ob, cob, || object_name(cob)),
-                    Defined::name(&mut d.fl, cfl, || file_name(cfl)),
-                    Defined::name(&mut d.func, callee, || cname.clone()),
-                    1 + rng.below(100),
-                    if cob == 0 { 0 } else { 10 + callee % 400 },
+                    "cfn={callee_name}\ncalls={calls} {target:#x} {target_line}\n+{step} * {}\n",
                     cost * 10
                 ));
             } else if ob == 0 {
@@ -189,13 +213,14 @@ fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(size), Some(dir)) = (args.get(1).and_then(|s| s.parse::<u64>().ok()), args.get(2))
     else {
-        eprintln!("usage: gen_profile SIZE_MB OUT_DIR");
+        eprintln!("usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT]");
         std::process::exit(2);
     };
+    let jit_percent = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10);
     std::fs::create_dir_all(dir)?;
     let mut profile =
         BufWriter::with_capacity(1 << 20, File::create(format!("{dir}/callgrind.out.{PID}"))?);
-    write_profile(&mut profile, size << 20)?;
+    write_profile(&mut profile, size << 20, jit_percent)?;
     profile.flush()?;
     write_jitdump(&mut BufWriter::new(File::create(format!(
         "{dir}/jit-{PID}.dump"

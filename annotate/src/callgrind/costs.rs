@@ -88,7 +88,7 @@ impl<W: Write> Rewriter<'_, W> {
                 let (pos, costs) = self.decode(text)?;
                 let cost = first_cost(costs)?;
                 self.part.in_pos = pos;
-                *self.stats.jit_cost.entry(symbol).or_default() += cost;
+                *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
                 let (file, out) = self.locate(symbol, pos);
                 self.switch_file(file)?;
                 self.write_position(out, costs)

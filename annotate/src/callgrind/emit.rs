@@ -50,7 +50,12 @@ impl<W: Write> Out<W> {
     /// A new line `key=(id)` or `key=(id) name`.
     pub fn spec_id(&mut self, key: &str, id: u64, name: Option<&[u8]>) -> io::Result<()> {
         self.separate()?;
-        write!(self.w, "{key}=({id})")?;
+        self.w.write_all(key.as_bytes())?;
+        self.w.write_all(b"=(")?;
+        let mut digits = [0u8; 20];
+        self.w
+            .write_all(super::position::decimal(&mut digits, id))?;
+        self.w.write_all(b")")?;
         if let Some(name) = name {
             self.w.write_all(b" ")?;
             self.w.write_all(name)?;

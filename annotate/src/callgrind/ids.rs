@@ -2,6 +2,34 @@
 //! cleared at each part, plus an interner so names compare by number.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: names are short and trusted not to be adversarial about hash
+/// collisions here (a slow map would only be slow), and SipHash showed up
+/// as the rewriter's top cost.
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A hash map keyed by names or ids.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
 /// An interned name.
 pub type Sym = u32;
@@ -9,7 +37,7 @@ pub type Sym = u32;
 /// Maps names to small numbers; lives across parts.
 #[derive(Debug, Default)]
 pub struct Interner {
-    ids: HashMap<Box<[u8]>, Sym>,
+    ids: FastMap<Box<[u8]>, Sym>,
     names: Vec<Box<[u8]>>,
 }
 
@@ -98,7 +126,7 @@ pub struct NameSpace {
     /// Entries by id.
     pub ids: IdMap<NameEntry>,
     /// The first id defined for each name, to refer to it again.
-    pub first_id: HashMap<Sym, u64>,
+    pub first_id: FastMap<Sym, u64>,
 }
 
 impl NameSpace {

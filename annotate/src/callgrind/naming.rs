@@ -57,8 +57,7 @@ impl<W: Write> Rewriter<'_, W> {
         if first && nr.name.is_none() {
             let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
                 .unwrap_or("fl");
-            let name = self.names.name(sym).to_vec();
-            return Ok(self.out.spec_id(key, id, Some(&name))?);
+            return Ok(self.out.spec_id(key, id, Some(self.names.name(sym)))?);
         }
         Ok(self.out.verbatim(raw, terminated)?)
     }
@@ -68,16 +67,15 @@ impl<W: Write> Rewriter<'_, W> {
     pub(super) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
         let table = self.space_mut(space);
         let Some(&id) = table.first_id.get(&sym) else {
-            let name = self.names.name(sym).to_vec();
-            return Ok(self.out.spec(key, &name)?);
+            return Ok(self.out.spec(key, self.names.name(sym))?);
         };
         let entry = table
             .ids
             .get_mut(id)
             .expect("first_id points at a defined id");
         let first = !std::mem::replace(&mut entry.emitted, true);
-        let name = first.then(|| self.names.name(sym).to_vec());
-        Ok(self.out.spec_id(key, id, name.as_deref())?)
+        let name = first.then(|| self.names.name(sym));
+        Ok(self.out.spec_id(key, id, name)?)
     }
 
     fn space_mut(&mut self, space: Space) -> &mut NameSpace {
@@ -162,16 +160,14 @@ impl<W: Write> Rewriter<'_, W> {
         };
         match (f.kind, f.id) {
             (FnKind::Jit { name, .. } | FnKind::Renamed(name), Some(id)) => {
-                let name = first.then(|| self.names.name(name).to_vec());
-                Ok(self.out.spec_id(key, id, name.as_deref())?)
+                let name = first.then(|| self.names.name(name));
+                Ok(self.out.spec_id(key, id, name)?)
             }
             (FnKind::Jit { name, .. } | FnKind::Renamed(name), None) => {
-                let name = self.names.name(name).to_vec();
-                Ok(self.out.spec(key, &name)?)
+                Ok(self.out.spec(key, self.names.name(name))?)
             }
             (_, Some(id)) if first && name_ref(&raw[key.len() + 1..])?.name.is_none() => {
-                let name = self.names.name(f.name).to_vec();
-                Ok(self.out.spec_id(key, id, Some(&name))?)
+                Ok(self.out.spec_id(key, id, Some(self.names.name(f.name)))?)
             }
             _ => Ok(self.out.verbatim(raw, terminated)?),
         }

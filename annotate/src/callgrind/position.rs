@@ -2,8 +2,6 @@
 //! model (every position line moves the state, call and jump targets do
 //! not) and encoding the way callgrind writes them.
 
-use std::io::Write;
-
 use super::line::{parse_u64, LineError};
 
 /// Most columns a `positions:` line may list.
@@ -162,15 +160,56 @@ impl Columns {
                 out.push(b' ');
             }
             let (v, p) = (pos[i], prev[i]);
-            let _ = match (absolute, *kind) {
-                (false, _) if v == p => write!(out, "*"),
-                (false, _) if p > 0 && v > p && v - p < 100 => write!(out, "+{}", v - p),
-                (false, _) if p > 0 && v < p && p - v < 100 => write!(out, "-{}", p - v),
-                (_, Column::Instr) => write!(out, "{v:#x}"),
-                _ => write!(out, "{v}"),
-            };
+            match (absolute, *kind) {
+                (false, _) if v == p => out.push(b'*'),
+                (false, _) if p > 0 && v > p && v - p < 100 => {
+                    out.push(b'+');
+                    push_decimal(out, v - p);
+                }
+                (false, _) if p > 0 && v < p && p - v < 100 => {
+                    out.push(b'-');
+                    push_decimal(out, p - v);
+                }
+                (_, Column::Instr) => push_hex(out, v),
+                _ => push_decimal(out, v),
+            }
         }
     }
+}
+
+/// Appends `v` in decimal (the formatting machinery is slow per line).
+pub fn push_decimal(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(decimal(&mut [0u8; 20], v));
+}
+
+/// `v` in decimal, written into the end of `digits`.
+pub fn decimal(digits: &mut [u8; 20], mut v: u64) -> &[u8] {
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &digits[i..]
+}
+
+/// Appends `v` as `0x` and lowercase hex.
+pub fn push_hex(out: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 16];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(b"0x");
+    out.extend_from_slice(&digits[i..]);
 }
 
 fn decode_one(token: &[u8], prev: u64) -> Result<u64, LineError> {

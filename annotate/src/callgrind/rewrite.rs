@@ -154,6 +154,8 @@ pub(super) struct Rewriter<'t, W: Write> {
     pub unknown: Sym,
     pub buf: Vec<u8>,
     pub jit_ids: Vec<Option<(Sym, Sym)>>,
+    /// Self cost per JIT symbol (a vector: this is on the hot path).
+    pub jit_costs: Vec<Option<u64>>,
     pub file_syms: Vec<Option<Sym>>,
     mode: Mode,
     events_seen: bool,
@@ -177,6 +179,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
             unknown,
             buf: Vec::with_capacity(256),
             jit_ids: vec![None; table.symbols().len()],
+            jit_costs: vec![None; table.symbols().len()],
             file_syms: Vec::new(),
             mode,
             events_seen: false,
@@ -236,6 +239,8 @@ impl<'t, W: Write> Rewriter<'t, W> {
         self.end_block()?;
         self.close_part_totals();
         self.out.finish()?;
+        let costs = self.jit_costs.iter().enumerate();
+        self.stats.jit_cost = costs.filter_map(|(i, c)| Some((i as u32, (*c)?))).collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
         Ok(self.stats)
