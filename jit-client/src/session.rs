@@ -97,10 +97,10 @@ impl Session {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return,
         };
-        let _ = self.close_with(state);
+        let _ = self.close_with(Locked::new(state));
     }
 
-    fn close_with(&self, mut state: MutexGuard<'_, State>) -> Result<()> {
+    fn close_with(&self, mut state: Locked<'_>) -> Result<()> {
         self.enabled.store(false, Ordering::Relaxed);
         let Some(writer) = state.writer.take() else {
             return Ok(());
@@ -140,10 +140,49 @@ impl Session {
         result
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
+    fn lock(&self) -> Locked<'_> {
+        let guard = self
+            .state
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Locked::new(guard)
+    }
+}
+
+/// The session's lock, announced to Valgrind's thread checkers: helgrind
+/// and DRD understand pthread mutexes, not the futex under `std::sync::Mutex`,
+/// so acquiring and releasing are declared as happens-after/before edges.
+struct Locked<'a> {
+    guard: MutexGuard<'a, State>,
+}
+
+impl<'a> Locked<'a> {
+    fn new(guard: MutexGuard<'a, State>) -> Self {
+        valgrind::happens_after(lock_key(&guard));
+        Locked { guard }
+    }
+}
+
+fn lock_key(guard: &MutexGuard<'_, State>) -> usize {
+    &**guard as *const State as usize
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        valgrind::happens_before(lock_key(&self.guard));
     }
 }
 

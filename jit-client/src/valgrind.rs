@@ -25,6 +25,23 @@ pub fn discard_translations(addr: usize, size: usize) {
     let _ = (addr, size);
 }
 
+/// Tells helgrind/DRD that everything before this happens before a later
+/// [`happens_after`] on the same key (a lock release).
+pub fn happens_before(key: usize) {
+    #[cfg(feature = "valgrind")]
+    crabgrind::helgrind::annotate_happens_before(key as *const _);
+    #[cfg(not(feature = "valgrind"))]
+    let _ = key;
+}
+
+/// The other end of [`happens_before`] (a lock acquisition).
+pub fn happens_after(key: usize) {
+    #[cfg(feature = "valgrind")]
+    crabgrind::helgrind::annotate_happens_after(key as *const _);
+    #[cfg(not(feature = "valgrind"))]
+    let _ = key;
+}
+
 /// Prints one line into Valgrind's log (`==PID==` prefixed by Valgrind).
 pub fn log(message: &str) {
     #[cfg(feature = "valgrind")]

@@ -5,6 +5,7 @@ mod corrupt;
 mod identity;
 mod jit_client;
 mod record;
+mod reliability;
 mod rewrite;
 mod symbols;
 mod util;

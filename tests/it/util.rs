@@ -189,3 +189,38 @@ pub fn file_starting(dir: &Path, prefix: &str) -> Option<PathBuf> {
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
 }
+
+/// Builds tests/c/NAME.c against the header and the static library.
+pub fn c_program(dir: &Path, name: &str) -> PathBuf {
+    let exe = dir.join(name);
+    run_ok(
+        Command::new("gcc")
+            .args(["-O1", "-g"])
+            .arg(root().join(format!("tests/c/{name}.c")))
+            .arg("-I")
+            .arg(root().join("jit-client/include"))
+            .arg("-I")
+            .arg(root().join("tests/c"))
+            .arg(staticlib())
+            .args(["-lpthread", "-ldl", "-lm", "-o"])
+            .arg(&exe),
+    );
+    exe
+}
+
+/// Names of the CODE_LOADs in a jitdump, and the damage found.
+pub fn dump_names(path: &Path) -> (Vec<String>, Vec<annotate::jitdump::Problem>) {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dump = annotate::jitdump::read(&data).unwrap();
+    let names = dump
+        .records
+        .iter()
+        .filter_map(|(_, r)| match r {
+            annotate::jitdump::Record::Load(l) => {
+                Some(String::from_utf8_lossy(l.name).into_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    (names, dump.problems)
+}
