@@ -22,6 +22,17 @@ pub enum Command {
     /// Run a program under callgrind with JIT symbols on, then annotate.
     #[command(after_help = RECORD_EXAMPLES)]
     Record(RecordArgs),
+    /// Remove the live-mode folders ($TMPDIR/callgrind-jit-PID) of processes
+    /// that have ended.
+    Clean(CleanArgs),
+}
+
+/// Arguments of `clean`.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Where the folders are. Default: $TMPDIR, else /tmp.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 const RECORD_EXAMPLES: &str = "\

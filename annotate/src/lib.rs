@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod callgrind;
+pub mod clean;
 pub mod cli;
 pub mod command;
 mod discover;

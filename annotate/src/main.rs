@@ -28,6 +28,13 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Clean(args) => {
+            let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+            for path in annotate::clean::clean(&dir)? {
+                eprintln!("callgrind-jit: removed '{}'", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Record(args) => {
             let recording = annotate::record::record(args)?;
             for line in annotate::summary::render(&recording.report).lines() {

@@ -50,6 +50,14 @@ int cgjit_is_enabled(void);
 int cgjit_code_loaded(const void *addr, size_t size, const char *name,
                       const cgjit_line *lines, size_t nlines);
 
+/* Live mode (also CALLGRIND_JIT_LIVE=1), only under Valgrind: each function
+ * whose code starts on a page boundary and owns its pages is mapped from a
+ * small ELF file with the same bytes, so Valgrind names it (and its lines)
+ * itself, in every tool, with no annotate step. Returns 1 if on now.
+ * When freeing live-mode code, munmap (or mmap fresh memory over) its pages
+ * before reusing the addresses: Valgrind drops the symbols on munmap. */
+int cgjit_set_live(int on);
+
 /* The code at `addr` is gone: Valgrind drops its translations. */
 int cgjit_code_unloaded(const void *addr, size_t size);
 

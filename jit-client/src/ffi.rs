@@ -88,6 +88,13 @@ pub unsafe extern "C" fn cgjit_code_loaded(
     })
 }
 
+/// Turns live mode on (`on` != 0) or off: under Valgrind, page-aligned
+/// functions are then named by Valgrind itself. Returns 1 if it is on now.
+#[no_mangle]
+pub extern "C" fn cgjit_set_live(on: c_int) -> c_int {
+    boundary(|| c_int::from(global().set_live(on != 0)))
+}
+
 /// Tells Valgrind the code at `addr..addr+size` is gone.
 #[no_mangle]
 pub extern "C" fn cgjit_code_unloaded(addr: *const c_void, size: usize) -> c_int {

@@ -31,6 +31,8 @@
 mod error;
 pub mod ffi;
 pub mod jitdump;
+#[cfg(feature = "live")]
+mod live;
 mod names;
 mod options;
 pub mod perfmap;
@@ -40,6 +42,8 @@ mod valgrind;
 mod writer;
 
 pub use error::{Error, ErrorKind, Result};
+#[cfg(feature = "live")]
+pub use live::dir_for as live_dir;
 pub use options::{Activation, Options};
 pub use session::{global, Session};
 pub use valgrind::running_on_valgrind;

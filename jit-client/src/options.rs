@@ -29,6 +29,9 @@ pub struct Options {
     /// `CALLGRIND_JIT_PERF_MAP=0` turns it off (one system call per load
     /// instead of two).
     pub perf_map: bool,
+    /// Live mode (only under Valgrind): Valgrind names page-aligned JIT
+    /// functions itself. Default: off; `CALLGRIND_JIT_LIVE=1` turns it on.
+    pub live: bool,
 }
 
 impl Default for Options {
@@ -38,6 +41,7 @@ impl Default for Options {
             jitdump_dir: PathBuf::from("."),
             perf_map_dir: PathBuf::from("/tmp"),
             perf_map: true,
+            live: false,
         }
     }
 }
@@ -57,6 +61,10 @@ impl Options {
         ) {
             opts.perf_map = false;
         }
+        opts.live = matches!(
+            std::env::var("CALLGRIND_JIT_LIVE").as_deref(),
+            Ok("1" | "on" | "yes")
+        );
         if let Some(dir) = std::env::var_os("JITDUMPDIR").filter(|d| !d.is_empty()) {
             opts.jitdump_dir = PathBuf::from(dir);
         }
@@ -72,6 +80,12 @@ impl Options {
     /// Builder-style setter for [`Options::jitdump_dir`].
     pub fn jitdump_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.jitdump_dir = dir.into();
+        self
+    }
+
+    /// Builder-style setter for [`Options::live`].
+    pub fn live(mut self, on: bool) -> Self {
+        self.live = on;
         self
     }
 

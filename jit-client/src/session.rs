@@ -16,6 +16,7 @@ use crate::writer::{Failure, LineEntry, Writer};
 /// simply stops writing the file that failed.
 pub struct Session {
     enabled: AtomicBool,
+    live: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -23,6 +24,10 @@ struct State {
     options: Options,
     writer: Option<Writer>,
     reported: bool,
+    #[cfg(feature = "live")]
+    live: Option<crate::live::Live>,
+    #[cfg(feature = "live")]
+    live_warned: bool,
 }
 
 impl Session {
@@ -34,10 +39,15 @@ impl Session {
             Activation::Off => false,
             Activation::Auto => valgrind::running_on_valgrind(),
         };
+        let live = AtomicBool::new(options.live && on && valgrind::running_on_valgrind());
         let mut state = State {
             options,
             writer: None,
             reported: false,
+            #[cfg(feature = "live")]
+            live: None,
+            #[cfg(feature = "live")]
+            live_warned: false,
         };
         if on {
             crate::sys::watch_forks();
@@ -46,6 +56,7 @@ impl Session {
         let enabled = AtomicBool::new(state.writer.is_some());
         Session {
             enabled,
+            live,
             state: Mutex::new(state),
         }
     }
@@ -61,7 +72,7 @@ impl Session {
     /// in place: its address is the function's address. `lines` gives the
     /// source position of each instruction range, by offset.
     ///
-    /// On return the records are in the files (one `writev`), and Valgrind
+    /// On return the records are in the files (one `write`), and Valgrind
     /// has dropped any stale translation of the range.
     pub fn code_loaded(&self, code: &[u8], name: &[u8], lines: &[LineEntry]) -> Result<()> {
         if !self.is_enabled() {
@@ -69,9 +80,54 @@ impl Session {
         }
         checked_range(code.as_ptr() as usize, code.len())?;
         let result = self.with_writer(|w| w.code_loaded(code, name, lines));
+        if self.live.load(Ordering::Relaxed) {
+            self.map_live(code, name, lines);
+        }
         valgrind::discard_translations(code.as_ptr() as usize, code.len());
         result
     }
+
+    /// Turns live mode on or off (it only ever turns on under Valgrind).
+    /// Returns whether it is on now.
+    pub fn set_live(&self, on: bool) -> bool {
+        let on =
+            on && cfg!(feature = "live") && self.is_enabled() && valgrind::running_on_valgrind();
+        self.live.store(on, Ordering::Relaxed);
+        on
+    }
+
+    #[cfg(feature = "live")]
+    fn map_live(&self, code: &[u8], name: &[u8], lines: &[LineEntry]) {
+        let mut state = self.lock();
+        if state.live.is_none() {
+            match crate::live::Live::new(crate::sys::pid()) {
+                Ok(live) => state.live = Some(live),
+                Err(e) => return self.live_failed(&mut state, &format!("live mode off: {e}")),
+            }
+        }
+        let name = crate::names::function_name(name, code.as_ptr() as u64);
+        let result = state.live.as_mut().map(|live| live.map(code, &name, lines));
+        match result {
+            Some(Err(crate::live::LiveError::Unaligned)) => {
+                state.warn_live(
+                    "live mode needs page-aligned code; using the jitdump for unaligned functions",
+                );
+            }
+            Some(Err(crate::live::LiveError::Failed(e))) => {
+                self.live_failed(&mut state, &format!("live mode off: {e}"))
+            }
+            _ => {}
+        }
+    }
+
+    #[cfg(feature = "live")]
+    fn live_failed(&self, state: &mut State, message: &str) {
+        self.live.store(false, Ordering::Relaxed);
+        state.warn(message);
+    }
+
+    #[cfg(not(feature = "live"))]
+    fn map_live(&self, _code: &[u8], _name: &[u8], _lines: &[LineEntry]) {}
 
     /// Tells Valgrind the code at `[addr, addr+size)` is gone, so it drops
     /// its translations before the memory is reused.
@@ -235,6 +291,15 @@ impl State {
         let message = format!("cannot write {path}: {err}; no longer writing it");
         self.warn(&message);
         Error::new(ErrorKind::Io, message)
+    }
+
+    /// The live-mode fallback notice, once.
+    #[cfg(feature = "live")]
+    fn warn_live(&mut self, message: &str) {
+        if !std::mem::replace(&mut self.live_warned, true) {
+            eprintln!("callgrind-jit: {message}");
+            valgrind::log(message);
+        }
     }
 
     fn warn(&mut self, message: &str) {

@@ -4,6 +4,7 @@ mod cli;
 mod corrupt;
 mod identity;
 mod jit_client;
+mod live;
 mod record;
 mod reliability;
 mod rewrite;
