@@ -68,12 +68,12 @@ impl Columns {
         self.kinds.iter().position(|&k| k == kind)
     }
 
-    /// Decodes the position columns of `text` against `state`; returns the
-    /// absolute values and the rest of the line (costs), blanks removed.
-    pub fn decode<'a>(&self, text: &'a [u8], state: &Pos) -> Result<(Pos, &'a [u8]), LineError> {
-        let mut pos = *state;
+    /// Splits off the position tokens; returns them and the rest (costs),
+    /// blanks removed.
+    fn split<'a>(&self, text: &'a [u8]) -> Result<([&'a [u8]; MAX_COLUMNS], &'a [u8]), LineError> {
+        let mut tokens: [&[u8]; MAX_COLUMNS] = [b""; MAX_COLUMNS];
         let mut rest = text;
-        for (i, _) in self.kinds.iter().enumerate() {
+        for token in tokens.iter_mut().take(self.kinds.len()) {
             rest = super::line::trim_start(rest);
             let end = rest
                 .iter()
@@ -82,10 +82,20 @@ impl Columns {
             if end == 0 {
                 return Err(format!("expected {} position columns", self.kinds.len()));
             }
-            pos[i] = decode_one(&rest[..end], state[i])?;
-            rest = &rest[end..];
+            (*token, rest) = rest.split_at(end);
         }
-        Ok((pos, super::line::trim_start(rest)))
+        Ok((tokens, super::line::trim_start(rest)))
+    }
+
+    /// Decodes the position columns of `text` against `state`; returns the
+    /// absolute values and the rest of the line (costs), blanks removed.
+    pub fn decode<'a>(&self, text: &'a [u8], state: &Pos) -> Result<(Pos, &'a [u8]), LineError> {
+        let (tokens, rest) = self.split(text)?;
+        let mut pos = *state;
+        for i in 0..self.kinds.len() {
+            pos[i] = decode_one(tokens[i], state[i])?;
+        }
+        Ok((pos, rest))
     }
 
     /// Decodes a line whose position columns are all absolute; `Err(None)`
@@ -114,19 +124,7 @@ impl Columns {
 
     /// The costs after the position columns.
     pub fn skip<'a>(&self, text: &'a [u8]) -> Result<&'a [u8], LineError> {
-        let mut rest = text;
-        for _ in 0..self.kinds.len() {
-            rest = super::line::trim_start(rest);
-            let end = rest
-                .iter()
-                .position(|&b| b == b' ' || b == b'\t')
-                .unwrap_or(rest.len());
-            if end == 0 {
-                return Err(format!("expected {} position columns", self.kinds.len()));
-            }
-            rest = &rest[end..];
-        }
-        Ok(super::line::trim_start(rest))
+        Ok(self.split(text)?.1)
     }
 
     /// Checks a line that is copied without decoding: every number must
