@@ -83,19 +83,25 @@ pub fn staticlib() -> PathBuf {
 
 /// Builds `examples/c/demo.c` against the header and the static library.
 pub fn c_demo(dir: &Path) -> PathBuf {
-    let exe = dir.join("demo");
+    gcc(&root().join("examples/c/demo.c"), &dir.join("demo"))
+}
+
+/// Compiles one C file against jit-client's header (and tests/c's helpers)
+/// and links the static library, as the README tells C users to.
+fn gcc(source: &Path, exe: &Path) -> PathBuf {
     run_ok(
         Command::new("gcc")
-            .arg("-O1")
-            .arg("-g")
-            .arg(root().join("examples/c/demo.c"))
+            .args(["-O1", "-g"])
+            .arg(source)
             .arg("-I")
             .arg(root().join("jit-client/include"))
+            .arg("-I")
+            .arg(root().join("tests/c"))
             .arg(staticlib())
             .args(["-lpthread", "-ldl", "-lm", "-o"])
-            .arg(&exe),
+            .arg(exe),
     );
-    exe
+    exe.to_path_buf()
 }
 
 /// Runs `prog args` under the real callgrind in `dir` (its cwd); returns
@@ -192,20 +198,7 @@ pub fn file_starting(dir: &Path, prefix: &str) -> Option<PathBuf> {
 
 /// Builds tests/c/NAME.c against the header and the static library.
 pub fn c_program(dir: &Path, name: &str) -> PathBuf {
-    let exe = dir.join(name);
-    run_ok(
-        Command::new("gcc")
-            .args(["-O1", "-g"])
-            .arg(root().join(format!("tests/c/{name}.c")))
-            .arg("-I")
-            .arg(root().join("jit-client/include"))
-            .arg("-I")
-            .arg(root().join("tests/c"))
-            .arg(staticlib())
-            .args(["-lpthread", "-ldl", "-lm", "-o"])
-            .arg(&exe),
-    );
-    exe
+    gcc(&root().join(format!("tests/c/{name}.c")), &dir.join(name))
 }
 
 /// Names of the CODE_LOADs in a jitdump, and the damage found.
