@@ -2,6 +2,7 @@
 
 mod cli;
 mod corrupt;
+mod expand;
 mod identity;
 mod jit_client;
 mod live;

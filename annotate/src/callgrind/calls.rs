@@ -63,6 +63,12 @@ impl Group {
         self.lines.push((key, start, self.bytes.len()));
     }
 
+    /// The group was written by the fast lane; its position line is next.
+    pub(super) fn await_verbatim(&mut self) {
+        self.clear();
+        self.awaiting = Await::Verbatim;
+    }
+
     /// Forgets the group.
     pub fn clear(&mut self) {
         self.bytes.clear();
@@ -158,7 +164,7 @@ impl<W: Write> Rewriter<'_, W> {
             return Ok(self.out.verbatim(count_raw, true)?);
         };
         let target = self.jit_target(target_text, symbol, addr)?;
-        self.write_count_line(count_raw, count, target, true)
+        self.write_count_line(count_raw, count, target, false)
     }
 
     /// Anywhere else: positions decoded, the site's line mapped in JIT
@@ -365,28 +371,34 @@ impl<W: Write> Rewriter<'_, W> {
             .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))
     }
 
-    /// A target inside JIT code gets its source line (in a JIT block or
-    /// when the callee is JIT code).
+    /// A target inside JIT code gets its source line (a JIT callee's, or
+    /// any target of a jump in a JIT block).
     fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        let symbol = match (callee.map(|f| f.kind), self.part.block) {
-            (Some(FnKind::Jit { symbol, .. }), _) | (_, Block::Jit(symbol)) => symbol,
-            _ => return target,
-        };
-        if self.cols.index(Column::Instr).is_none() {
-            return target;
+        if let Some(FnKind::Jit { symbol, addr, .. }) = callee.map(|f| f.kind) {
+            return self.jit_target_pos(target, symbol, addr);
         }
-        self.locate(symbol, target).1
+        match (self.part.block, self.cols.index(Column::Instr)) {
+            (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).1,
+            _ => target,
+        }
     }
 
     /// The target of a call into JIT code from native code: decoded if it
     /// can be, else the pseudo-function's own address (callgrind names each
     /// one after its call target), with its source line.
     fn jit_target(&mut self, text: &[u8], symbol: u32, addr: u64) -> Res<Pos> {
-        let mut target = match self.decode_target(text) {
+        let target = match self.decode_target(text) {
             Ok(t) => t,
             Err(Fail::NeedsExact) => [0; 3],
             Err(e) => return Err(e),
         };
+        Ok(self.jit_target_pos(target, symbol, addr))
+    }
+
+    /// A target in JIT function `symbol` (named after `addr`) with its
+    /// source line: the line table's where addresses are known, else the
+    /// function's own line.
+    fn jit_target_pos(&mut self, mut target: Pos, symbol: u32, addr: u64) -> Pos {
         match (
             self.cols.index(Column::Instr),
             self.cols.index(Column::Line),
@@ -395,12 +407,14 @@ impl<W: Write> Rewriter<'_, W> {
                 if target[i] == 0 {
                     target[i] = addr;
                 }
-                target = self.locate(symbol, target).1;
+                self.locate(symbol, target).1
             }
-            (None, Some(li)) => target[li] = u64::from(self.table.symbol(symbol).line),
-            (None, None) => {}
+            (None, Some(li)) => {
+                target[li] = u64::from(self.table.symbol(symbol).line);
+                target
+            }
+            (None, None) => target,
         }
-        Ok(target)
     }
 
     /// The `calls=`/`jump=` line: as it was, or with its target written

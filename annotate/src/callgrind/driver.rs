@@ -1,12 +1,14 @@
 //! Feeding a profile to the rewriter, line by line, at close to copy speed.
 //!
-//! Lines are found with SIMD `memchr` in a large buffer. While the
-//! rewriter says cost lines may be copied as they are (native code, output
-//! state equal to the input's), runs of such lines are written out with one
-//! copy, without entering the rewriter at all.
+//! Lines are found eight bytes at a time in a large buffer. In native code
+//! whose output state equals the input's, the fast lane (`lane`) handles
+//! lines that stay as they are, and runs of them are written out with one
+//! copy; only the other lines enter the general rewriter.
 
 use std::io::{self, Read, Write};
 
+use super::lane::Pass;
+use super::newlines::Newlines;
 use super::rewrite::{Fail, Rewriter};
 use super::stats::Stats;
 use crate::symbols::SymbolTable;
@@ -15,9 +17,6 @@ use crate::symbols::SymbolTable;
 const MAX_LINE: usize = 16 << 20;
 /// Initial read buffer.
 const CHUNK: usize = 1 << 20;
-/// Position lines at least this long are checked before being copied: a
-/// number that does not fit 64 bits needs 17 or more characters.
-const CHECK_FROM: usize = 17;
 
 /// How the rewriter tracks positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +98,7 @@ pub fn rewrite<R: Read, W: Write>(
         end: 0,
         eof: false,
         line_no: 0,
+        held: None,
     };
     let mut rw = Rewriter::new(table, output, mode);
     driver.run(&mut rw)?;
@@ -122,37 +122,67 @@ struct Driver<R> {
     end: usize,
     eof: bool,
     line_no: u64,
+    /// Call lines the fast lane holds back, `buf[offset..start]`, and the
+    /// number of the first one.
+    held: Option<(usize, u64)>,
 }
 
 impl<R: Read> Driver<R> {
     fn run<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
-        // A run of lines copied unchanged: buf[run_start..self.start].
-        let mut run_start = self.start;
         loop {
-            let Some(nl) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) else {
-                rw.out
-                    .copy_run(&self.buf[run_start..self.start])
-                    .map_err(RewriteError::Io)?;
-                if !self.refill()? {
-                    return self.last_line(rw);
-                }
-                run_start = self.start;
-                continue;
-            };
-            let (line_start, line_end) = (self.start, self.start + nl);
+            self.lines(rw)?;
+            if !self.refill()? {
+                self.replay_held(rw)?;
+                return self.last_line(rw);
+            }
+        }
+    }
+
+    /// Handles the whole lines in the buffer. Lines the fast lane copies
+    /// are written in runs; the rest go through the rewriter.
+    fn lines<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+        let mut run_start = self.held.map_or(self.start, |h| h.0);
+        let base = self.start;
+        for nl in Newlines::new(&self.buf[base..self.end]) {
+            let (line_start, line_end) = (self.start, base + nl);
             self.start = line_end + 1;
             self.line_no += 1;
             let line = &self.buf[line_start..line_end];
-            if rw.copies_cost_lines() && is_plain_position(line) {
-                rw.copied_cost_line();
-                continue;
+            if rw.copies_cost_lines() {
+                match rw.pass(line) {
+                    Pass::Copied => {
+                        self.held = None;
+                        continue;
+                    }
+                    Pass::Held => {
+                        self.held.get_or_insert((line_start, self.line_no));
+                        continue;
+                    }
+                    Pass::Declined => {}
+                }
             }
+            let run_end = self.held.map_or(line_start, |h| h.0);
             rw.out
-                .copy_run(&self.buf[run_start..line_start])
+                .copy_run(&self.buf[run_start..run_end])
                 .map_err(RewriteError::Io)?;
             run_start = self.start;
+            if let Some((from, first)) = self.held.take() {
+                replay(rw, &self.buf[from..line_start], first)?;
+            }
             let content = line.strip_suffix(b"\r").unwrap_or(line);
             rw.line(content, true).map_err(|f| error(f, self.line_no))?;
+        }
+        let run_end = self.held.map_or(self.start, |h| h.0);
+        rw.out
+            .copy_run(&self.buf[run_start..run_end])
+            .map_err(RewriteError::Io)
+    }
+
+    /// At the end of the input: held lines go to the rewriter after all.
+    fn replay_held<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+        match self.held.take() {
+            Some((from, first)) => replay(rw, &self.buf[from..self.start], first),
+            None => Ok(()),
         }
     }
 
@@ -173,9 +203,11 @@ impl<R: Read> Driver<R> {
         if self.eof {
             return Ok(false);
         }
-        self.buf.copy_within(self.start..self.end, 0);
-        self.end -= self.start;
-        self.start = 0;
+        let keep = self.held.map_or(self.start, |h| h.0);
+        self.buf.copy_within(keep..self.end, 0);
+        self.end -= keep;
+        self.start -= keep;
+        self.held = self.held.map(|(_, line)| (0, line));
         if self.end > MAX_LINE {
             let message = format!("line longer than {} MiB", MAX_LINE >> 20);
             return Err(RewriteError::Parse {
@@ -199,9 +231,19 @@ impl<R: Read> Driver<R> {
     }
 }
 
-/// A short cost line in LF form (nothing to check or convert).
-fn is_plain_position(line: &[u8]) -> bool {
-    matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
-        && line.len() < CHECK_FROM
-        && line.last() != Some(&b'\r')
+/// Gives the rewriter call lines the fast lane held back (whole lines,
+/// `first` being the number of the first).
+fn replay<W: Write>(
+    rw: &mut Rewriter<'_, W>,
+    lines: &[u8],
+    first: u64,
+) -> Result<(), RewriteError> {
+    rw.held = Default::default();
+    let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
+    for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
+        let content = line.strip_suffix(b"\r").unwrap_or(line);
+        rw.line(content, true)
+            .map_err(|f| error(f, first + i as u64))?;
+    }
+    Ok(())
 }

@@ -78,7 +78,7 @@ impl<W: Write> Rewriter<'_, W> {
         Ok(self.out.spec_id(key, id, name)?)
     }
 
-    fn space_mut(&mut self, space: Space) -> &mut NameSpace {
+    pub(super) fn space_mut(&mut self, space: Space) -> &mut NameSpace {
         match space {
             Space::Objects => &mut self.part.obs,
             Space::Files => &mut self.part.files,

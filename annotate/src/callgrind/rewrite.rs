@@ -150,6 +150,8 @@ pub(super) struct Rewriter<'t, W: Write> {
     pub cols: Columns,
     pub part: Part,
     pub group: super::calls::Group,
+    /// Call lines the fast lane holds back.
+    pub held: super::lane::HeldCall,
     pub stats: Stats,
     pub unknown: Sym,
     pub buf: Vec<u8>,
@@ -175,6 +177,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
             cols: Columns::default(),
             part: Part::new(none),
             group: Default::default(),
+            held: Default::default(),
             stats: Stats::default(),
             unknown,
             buf: Vec::with_capacity(256),
@@ -192,7 +195,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
         self.mode == Mode::Fast
     }
 
-    /// True while the driver may copy cost lines without showing them:
+    /// True while the fast lane may take lines (see `lane`):
     /// fast mode, native code, output state equal to the input's, and no
     /// call or jump being rewritten.
     pub(super) fn copies_cost_lines(&self) -> bool {
@@ -201,12 +204,6 @@ impl<'t, W: Write> Rewriter<'t, W> {
             && self.part.block == Block::Native
             && (self.group.is_empty() || self.group.awaits_verbatim())
             && self.events_seen
-    }
-
-    /// The driver copied a cost line (see [`Rewriter::copies_cost_lines`]).
-    pub(super) fn copied_cost_line(&mut self) {
-        self.part.known = false;
-        self.group.clear();
     }
 
     pub(super) fn line(&mut self, raw: &[u8], terminated: bool) -> Res {

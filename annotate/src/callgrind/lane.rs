@@ -1,0 +1,255 @@
+//! The native fast lane: lines of native code whose output is the input
+//! line itself. Only their effect on the reader state is applied; the
+//! driver copies them in runs. Whatever the lane is unsure of, it declines,
+//! and the general rewriter sees the line (and any call lines held back).
+//!
+//! The lane is entered only where [`Rewriter::copies_cost_lines`] holds:
+//! fast mode, native code, output state equal to the input's.
+
+use std::io::Write;
+
+use super::costs::check_count;
+use super::ids::Sym;
+use super::line::name_ref;
+use super::rewrite::{Block, FnKind, Rewriter, Space};
+
+/// What the lane did with a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Handled: the output line is the input line.
+    Copied,
+    /// A call's `cob=`/`cfi=`/`cfn=` line, held until the callee is known
+    /// to be native (then copied as it is).
+    Held,
+    /// Not for the lane: the rewriter must see it, after the held lines.
+    Declined,
+}
+
+/// The part of a call group the lane has held back: `cob= cfi= cfn=` in
+/// that order, each at most once.
+#[derive(Debug, Default)]
+pub(super) struct HeldCall {
+    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`.
+    stage: u8,
+    /// The callee's object, if named.
+    ob: Option<Sym>,
+    /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
+    /// group is.
+    defined: [Option<(Space, u64)>; 2],
+    /// The callee's id, marked as written once the group is.
+    callee: Option<u64>,
+}
+
+impl HeldCall {
+    fn is_empty(&self) -> bool {
+        self.stage == 0
+    }
+}
+
+impl<W: Write> Rewriter<'_, W> {
+    /// Handles `line` in the lane if it can (see [`Pass`]). On
+    /// [`Pass::Declined`] nothing held is kept: the rewriter is to see the
+    /// held lines again.
+    #[inline]
+    pub(super) fn pass(&mut self, line: &[u8]) -> Pass {
+        if self.held.is_empty() && is_short_cost_line(line) {
+            self.part.known = false;
+            self.group.clear();
+            return Pass::Copied;
+        }
+        let pass = self.try_pass(line).unwrap_or(Pass::Declined);
+        if pass == Pass::Declined {
+            self.held = HeldCall::default();
+        }
+        pass
+    }
+
+    fn try_pass(&mut self, line: &[u8]) -> Option<Pass> {
+        let (Some(&first), Some(&last)) = (line.first(), line.last()) else {
+            let free = self.held.is_empty() && self.group.is_empty();
+            return free.then_some(Pass::Copied);
+        };
+        if last == b'\r' {
+            return None; // CRLF lines are rewritten as LF by the rewriter
+        }
+        match first {
+            b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(line),
+            b'c' => self.pass_call_line(line),
+            _ if !self.held.is_empty() || self.group.awaits_verbatim() => None,
+            b'f' if line.starts_with(b"fn=") => self.pass_function(&line[3..]),
+            b'f' if line.starts_with(b"fl=") => self.pass_name(Space::Files, true, &line[3..]),
+            b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
+                self.pass_name(Space::Files, false, &line[3..])
+            }
+            b'o' if line.starts_with(b"ob=") => self.pass_name(Space::Objects, true, &line[3..]),
+            _ => None,
+        }
+    }
+
+    /// A cost line, or the position line of a call already written.
+    fn pass_position(&mut self, line: &[u8]) -> Option<Pass> {
+        if !self.held.is_empty() {
+            return None;
+        }
+        self.cols.check(line).ok()?;
+        self.part.known = false;
+        self.group.clear();
+        Some(Pass::Copied)
+    }
+
+    /// `ob=`/`fl=` (`sets_function_file`) or `fi=`/`fe=`: kept as written
+    /// where the output already knows the id it names.
+    fn pass_name(&mut self, space: Space, sets_function_file: bool, value: &[u8]) -> Option<Pass> {
+        let sym = self.written_name(space, value)?;
+        let p = &mut self.part;
+        match (space, sets_function_file) {
+            (Space::Objects, _) => (p.in_ob, p.out_ob) = (sym, sym),
+            (Space::Files, true) => {
+                (p.in_fl, p.in_file, p.out_fl, p.out_file) = (sym, sym, sym, sym)
+            }
+            (Space::Files, false) => (p.in_file, p.out_file) = (sym, sym),
+        }
+        p.block = Block::Native;
+        Some(Pass::Copied)
+    }
+
+    /// Resolves an `ob`/`fl`-like value that can be written as it is (a
+    /// definition, a plain name, or an id the output has defined), marking
+    /// a definition as written.
+    fn written_name(&mut self, space: Space, value: &[u8]) -> Option<Sym> {
+        let (sym, defines) = self.known_name(space, value)?;
+        if let Some(id) = defines {
+            self.space_mut(space).ids.get_mut(id)?.emitted = true;
+        }
+        Some(sym)
+    }
+
+    /// The name of a value that can be copied, and the id it defines.
+    fn known_name(&mut self, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
+        let nr = name_ref(value).ok()?;
+        let (sym, _) = self.name_value(space, value).ok()?;
+        match (nr.id, nr.name) {
+            (Some(id), None) if !self.space_mut(space).ids.get(id)?.emitted => None,
+            (Some(id), Some(_)) => Some((sym, Some(id))),
+            _ => Some((sym, None)),
+        }
+    }
+
+    /// `fn=` of a native function, when no object or file line is owed.
+    fn pass_function(&mut self, value: &[u8]) -> Option<Pass> {
+        let p = &self.part;
+        if p.out_ob != p.in_ob || p.out_fl != p.in_fl {
+            return None;
+        }
+        self.native_fn(value, self.part.in_ob)?;
+        self.part.block = Block::Native;
+        self.part.absolute_next = false;
+        Some(Pass::Copied)
+    }
+
+    /// Resolves a `fn`-space value that names a native function and can be
+    /// written as it is, marking it as written.
+    fn native_fn(&mut self, value: &[u8], object: Sym) -> Option<()> {
+        let f = self.resolve_fn(value, object).ok()?;
+        if f.kind != FnKind::Native {
+            return None;
+        }
+        let Some(id) = f.id else { return Some(()) };
+        let entry = self.part.fns.get_mut(id)?;
+        let defines = name_ref(value).ok()?.name.is_some();
+        if !(entry.emitted || defines) {
+            return None;
+        }
+        entry.emitted = true;
+        Some(())
+    }
+
+    /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
+    /// functions where the output's defaults equal the input's.
+    fn pass_call_line(&mut self, line: &[u8]) -> Option<Pass> {
+        if self.group.awaits_verbatim() {
+            return None;
+        }
+        let (stage, value) = if let Some(v) = line.strip_prefix(b"cob=") {
+            (1, v)
+        } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
+            (2, v)
+        } else if let Some(v) = line.strip_prefix(b"cfn=") {
+            (3, v)
+        } else if let Some(v) = line.strip_prefix(b"calls=") {
+            return self.pass_calls(v);
+        } else {
+            return None;
+        };
+        if stage <= self.held.stage {
+            return None;
+        }
+        self.held.stage = stage;
+        match stage {
+            1 => self.hold_name(Space::Objects, value),
+            2 => self.hold_name(Space::Files, value),
+            _ => self.hold_callee(value),
+        }
+    }
+
+    fn hold_name(&mut self, space: Space, value: &[u8]) -> Option<Pass> {
+        let (sym, defines) = self.known_name(space, value)?;
+        if space == Space::Objects {
+            self.held.ob = Some(sym);
+        }
+        let slot = usize::from(self.held.stage - 1);
+        self.held.defined[slot] = defines.map(|id| (space, id));
+        Some(Pass::Held)
+    }
+
+    /// The callee: native, and no `cob=`/`cfi=` owed for it.
+    fn hold_callee(&mut self, value: &[u8]) -> Option<Pass> {
+        let p = &self.part;
+        if p.out_ob != p.in_ob || p.out_file != p.in_file {
+            return None;
+        }
+        let object = self.held.ob.unwrap_or(self.part.in_ob);
+        let nr = name_ref(value).ok()?;
+        let f = self.resolve_fn(value, object).ok()?;
+        let id = match (f.kind, nr.id, nr.name) {
+            (FnKind::Native | FnKind::Unnamed(_), Some(id), name) => {
+                let entry = self.part.fns.get(id)?;
+                (entry.emitted || name.is_some()).then_some(id)?
+            }
+            (FnKind::Native | FnKind::Unnamed(_), None, _) => return Some(Pass::Held),
+            _ => return None,
+        };
+        self.held.callee = Some(id);
+        Some(Pass::Held)
+    }
+
+    /// `calls=` after a held native callee: the group is written as held.
+    fn pass_calls(&mut self, value: &[u8]) -> Option<Pass> {
+        if self.held.stage != 3 {
+            return None;
+        }
+        let value = super::line::trim_start(value);
+        let end = value
+            .iter()
+            .position(|&b| b == b' ' || b == b'\t')
+            .unwrap_or(value.len());
+        check_count(&value[..end]).ok()?;
+        let held = std::mem::take(&mut self.held);
+        for (space, id) in held.defined.into_iter().flatten() {
+            self.space_mut(space).ids.get_mut(id)?.emitted = true;
+        }
+        if let Some(id) = held.callee {
+            self.part.fns.get_mut(id)?.emitted = true;
+        }
+        self.group.await_verbatim();
+        Some(Pass::Copied)
+    }
+}
+
+/// A cost line too short to hold a number over 64 bits (17 or more
+/// characters), in LF form: nothing to check.
+fn is_short_cost_line(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
+        && line.len() < 17
+        && line.last() != Some(&b'\r')
+}

@@ -1,0 +1,156 @@
+//! An independent reader of the callgrind format for tests: every cost,
+//! call and jump line expanded into a record with names resolved and
+//! positions absolute. Two profiles that mean the same expand to the same
+//! records, however differently they are compressed.
+
+use std::collections::HashMap;
+
+/// Where a record's reader state stood: object, function file, current
+/// file (after `fi=`/`fe=`), function.
+type Context = [String; 4];
+
+/// One expanded line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    Cost {
+        at: Context,
+        pos: Vec<u64>,
+        costs: String,
+    },
+    /// A call or jump: `kind` (`calls`/`jump`/`jcnd`), the target's
+    /// object, file and function, the count, the absolute target; then the
+    /// site's position and costs.
+    Transfer {
+        at: Context,
+        kind: String,
+        target: [String; 3],
+        count: String,
+        target_pos: Vec<u64>,
+        pos: Vec<u64>,
+        costs: String,
+    },
+}
+
+#[derive(Default)]
+struct Reader {
+    names: HashMap<(u8, u64), String>,
+    at: Context,
+    pos: Vec<u64>,
+    columns: usize,
+    /// Pending `cob=`/`cfi=`/`cfn=` (or `jfi=`/`jfn=`) values.
+    pending: [Option<String>; 3],
+    /// A `calls=`/`jump=`/`jcnd=` line waiting for its position line.
+    transfer: Option<(String, String, Vec<u64>)>,
+    records: Vec<Record>,
+}
+
+/// Expands a whole profile (all parts, in order).
+pub fn expand(text: &str) -> Vec<Record> {
+    let mut r = Reader::default();
+    for line in text.lines() {
+        r.line(line);
+    }
+    r.records
+}
+
+impl Reader {
+    fn line(&mut self, line: &str) {
+        if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
+            return self.position_line(line);
+        }
+        if let Some(v) = line.strip_prefix("positions:") {
+            self.columns = v.split_whitespace().count();
+        }
+        if line.starts_with("events:") {
+            // A new part: ids and positions restart.
+            self.names.clear();
+            self.pos = vec![0; self.columns.max(1)];
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return;
+        };
+        match key {
+            "ob" => self.at[0] = self.name(b'o', value),
+            "fl" => {
+                self.at[1] = self.name(b'f', value);
+                self.at[2] = self.at[1].clone();
+            }
+            "fi" | "fe" => self.at[2] = self.name(b'f', value),
+            "fn" => self.at[3] = self.name(b'n', value),
+            "cob" => self.pending[0] = Some(self.name(b'o', value)),
+            "cfi" | "cfl" | "jfi" => self.pending[1] = Some(self.name(b'f', value)),
+            "cfn" | "jfn" => self.pending[2] = Some(self.name(b'n', value)),
+            "calls" | "jump" | "jcnd" => {
+                let (count, target) = value.split_once(' ').unwrap_or((value, ""));
+                let target_pos = self.decode(target).0;
+                self.transfer = Some((key.to_string(), count.to_string(), target_pos));
+            }
+            _ => {}
+        }
+    }
+
+    fn position_line(&mut self, line: &str) {
+        let (pos, costs) = self.decode(line);
+        self.pos = pos.clone();
+        let at = self.at.clone();
+        let record = match self.transfer.take() {
+            None => Record::Cost { at, pos, costs },
+            Some((kind, count, target_pos)) => {
+                let pending = std::mem::take(&mut self.pending);
+                let defaults = [&at[0], &at[2], &at[3]];
+                let target =
+                    [0, 1, 2].map(|i| pending[i].clone().unwrap_or_else(|| defaults[i].clone()));
+                Record::Transfer {
+                    at,
+                    kind,
+                    target,
+                    count,
+                    target_pos,
+                    pos,
+                    costs,
+                }
+            }
+        };
+        self.records.push(record);
+    }
+
+    /// Positions (absolute, relative or `*`) and the rest of the line.
+    fn decode(&self, text: &str) -> (Vec<u64>, String) {
+        let mut tokens = text.split_whitespace();
+        let pos = self
+            .pos
+            .iter()
+            .map(|&prev| match tokens.next().unwrap_or("*") {
+                "*" => prev,
+                t if t.starts_with('+') => prev + number(&t[1..]),
+                t if t.starts_with('-') => prev - number(&t[1..]),
+                t => number(t),
+            })
+            .collect();
+        (pos, tokens.collect::<Vec<_>>().join(" "))
+    }
+
+    /// Resolves `(id) name`, `(id)` or `name` in one of the three id spaces.
+    fn name(&mut self, space: u8, value: &str) -> String {
+        let compressed =
+            value.starts_with('(') && value[1..].starts_with(|c: char| c.is_ascii_digit());
+        let Some((id, name)) = value[1..].split_once(')').filter(|_| compressed) else {
+            return value.to_string();
+        };
+        let id: u64 = id.parse().unwrap();
+        match name.trim_start() {
+            "" => self.names[&(space, id)].clone(),
+            name => {
+                self.names.insert((space, id), name.to_string());
+                name.to_string()
+            }
+        }
+    }
+}
+
+fn number(t: &str) -> u64 {
+    match t.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+        None => t.parse().unwrap(),
+    }
+}
