@@ -166,7 +166,7 @@ fn rewrite_file(input: &Path, out: &Path, symbols: &SymbolTable) -> Result<Stats
     })
 }
 
-fn rewrite_once<W: Write>(
+fn rewrite_once<W: Write + Send>(
     input: &Path,
     w: W,
     symbols: &SymbolTable,

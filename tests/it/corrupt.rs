@@ -156,30 +156,33 @@ fn hostile_profiles_are_errors_naming_the_line() {
     let empty = SymbolTable::new();
     let header = "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n";
     let cases = [
-        ("fn=(3)\n0x10 1 1\n", 5, "undefined function id"),
+        ("fn=(3)\n0x10 1 1\n", 5, "undefined function id", true),
         (
             "fl=(1) a.c\nfn=(2) f\n0x10 1 99999999999999999999\n",
             7,
             "bad cost",
+            true,
         ),
-        ("fn=(2) f\n-0x99 1 1\n", 6, "bad position"),
+        ("fn=(2) f\n-0x99 1 1\n", 6, "bad position", false),
         (
             "fn=(2) f\ncfn=(3) g\ncalls=1 0x10 1\nfn=(4) h\n",
             8,
             "calls=/jump=/jcnd=",
+            true,
         ),
         (
             "fn=(2) f\ncfn=(3) g\ncalls=1 0x10 1\n",
             7,
             "ends inside a call",
+            true,
         ),
-        ("fn=(2) f\n\u{0}\u{1}\n", 6, "unexpected character"),
-        ("fn=(2) f\nrec=1\n", 6, "mangle-names=no"),
+        ("fn=(2) f\n\u{0}\u{1}\n", 6, "unexpected character", true),
+        ("fn=(2) f\nrec=1\n", 6, "mangle-names=no", true),
     ];
-    for (body, line, message) in cases {
+    // Fast mode reads everything but short native cost lines (copied
+    // unread: a number over 64 bits needs 17 characters).
+    for (body, line, message, fast_reads) in cases {
         let input = format!("{header}{body}");
-        // Exact mode: it decodes every line (fast mode copies short native
-        // cost lines without reading them).
         let err = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Exact)
             .unwrap_err();
         let text = err.to_string();
@@ -187,6 +190,10 @@ fn hostile_profiles_are_errors_naming_the_line() {
             text.starts_with(&format!("line {line}: ")) && text.contains(message),
             "{body:?}: {text}"
         );
+        let fast = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Fast);
+        if fast_reads {
+            assert_eq!(fast.unwrap_err().to_string(), text, "{body:?} in fast mode");
+        }
     }
 }
 
@@ -214,4 +221,38 @@ fn fast_mode_still_refuses_numbers_over_64_bits() {
     )
     .unwrap_err();
     assert!(err.to_string().starts_with("line 7: bad cost"), "{err}");
+}
+
+/// A writer that fails once `room` bytes are written, like a full disk.
+struct FullDisk {
+    room: usize,
+}
+
+impl std::io::Write for FullDisk {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if data.len() > self.room {
+            return Err(std::io::Error::other("disk full (test)"));
+        }
+        self.room -= data.len();
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_output_is_reported_with_its_own_error() {
+    let input = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
+    for mode in [Mode::Fast, Mode::Exact] {
+        let err = annotate::callgrind::rewrite(
+            &input[..],
+            FullDisk { room: 1 << 20 },
+            &SymbolTable::new(),
+            mode,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "disk full (test)");
+    }
 }

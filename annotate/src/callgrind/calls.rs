@@ -84,6 +84,33 @@ struct Named<'a> {
     nr: NameRef<'a>,
 }
 
+/// A `calls=`/`jump=`/`jcnd=` line in parts.
+#[derive(Clone, Copy)]
+pub(super) struct CountLine<'a> {
+    pub key: &'static str,
+    pub raw: &'a [u8],
+    pub count: &'a [u8],
+    pub target: &'a [u8],
+}
+
+impl<'a> CountLine<'a> {
+    /// Splits `raw` (`key=COUNT TARGET`), checking the count.
+    pub fn parse(key: &'static str, raw: &'a [u8]) -> Res<Self> {
+        let value = super::line::trim_start(&raw[key.len() + 1..]);
+        let end = value
+            .iter()
+            .position(|&b| b == b' ' || b == b'\t')
+            .unwrap_or(value.len());
+        super::costs::check_count(&value[..end])?;
+        Ok(CountLine {
+            key,
+            raw,
+            count: &value[..end],
+            target: &value[end..],
+        })
+    }
+}
+
 /// A parsed group.
 #[derive(Default)]
 struct Parsed<'a> {
@@ -91,7 +118,7 @@ struct Parsed<'a> {
     file: Option<Named<'a>>,
     func: Option<(&'a [u8], &'a [u8])>,
     /// The `calls=`/`jump=`/`jcnd=` line, its count and its target text.
-    count: Option<(&'a [u8], &'a [u8], &'a [u8])>,
+    count: Option<CountLine<'a>>,
     is_call: bool,
 }
 
@@ -148,32 +175,51 @@ impl<W: Write> Rewriter<'_, W> {
     /// rewritten where the callee is JIT code, the rest is copied.
     fn write_group_early(&mut self, group: &Group) -> Res {
         let parsed = self.parse_group(group)?;
-        let (count_raw, count, target_text) = parsed.count.ok_or("group without calls=/jump=")?;
-        super::costs::check_count(count)?;
+        let line = parsed.count.ok_or("group without calls=/jump=")?;
         let callee = self.group_callee(&parsed)?;
-        let jit = match callee.map(|f| f.kind) {
-            Some(FnKind::Jit { symbol, addr, .. }) => Some((symbol, addr)),
-            _ => None,
-        };
         if parsed.is_call {
-            self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
+            let callee = callee.ok_or("calls= without cfn=")?;
+            if let FnKind::Jit { .. } = callee.kind {
+                return self.write_jit_call(callee, line);
+            }
+            self.write_callee_names(&parsed, callee)?;
         } else {
             self.write_jump_names(&parsed, callee, None)?;
+            if let Some(FnKind::Jit { symbol, addr, .. }) = callee.map(|f| f.kind) {
+                let target = self.jit_target(line.target, symbol, addr)?;
+                return self.write_count_line(line, target, false);
+            }
         }
-        let Some((symbol, addr)) = jit else {
-            return Ok(self.out.verbatim(count_raw, true)?);
+        Ok(self.out.verbatim(line.raw, true)?)
+    }
+
+    /// A call from native code into JIT code where the output's state
+    /// equals the input's: the callee's own object and file, its name, and
+    /// the target with its source line.
+    pub(super) fn write_jit_call(&mut self, callee: FnRef, line: CountLine) -> Res {
+        let FnKind::Jit { symbol, addr, .. } = callee.kind else {
+            unreachable!("a JIT callee")
         };
-        let target = self.jit_target(target_text, symbol, addr)?;
-        self.write_count_line(count_raw, count, target, false)
+        self.write_jit_callee_names(symbol, callee)?;
+        let target = self.jit_target(line.target, symbol, addr)?;
+        self.write_count_line(line, target, false)
+    }
+
+    /// `cob=`/`cfi=` where the output's defaults are not the JIT
+    /// function's own, and its `cfn=`.
+    fn write_jit_callee_names(&mut self, symbol: u32, callee: FnRef) -> Res {
+        let (ob, fl) = self.jit_ident(symbol);
+        self.name_if_changed("cob", Space::Objects, ob, self.part.out_ob)?;
+        self.name_if_changed("cfi", Space::Files, fl, self.part.out_file)?;
+        self.emit_jit_fn("cfn", callee)
     }
 
     /// Anywhere else: positions decoded, the site's line mapped in JIT
     /// code, calls inside one JIT function folded away.
     fn write_group(&mut self, group: &Group, raw: &[u8], text: &[u8], terminated: bool) -> Res {
         let parsed = self.parse_group(group)?;
-        let (count_raw, count, target_text) = parsed.count.ok_or("group without calls=/jump=")?;
-        super::costs::check_count(count)?;
-        let target = self.decode_target(target_text)?;
+        let line = parsed.count.ok_or("group without calls=/jump=")?;
+        let target = self.decode_target(line.target)?;
         let callee = self.group_callee(&parsed)?;
         if parsed.is_call && self.folds(callee) {
             // Self cost already holds it: a jump inside one function.
@@ -206,7 +252,7 @@ impl<W: Write> Rewriter<'_, W> {
         }
         let mapped = self.map_target(target, callee);
         let unchanged = mapped == target && self.part.synced && site.is_none();
-        self.write_count_line(count_raw, count, mapped, unchanged)?;
+        self.write_count_line(line, mapped, unchanged)?;
         match site {
             Some((out, costs)) => self.write_position(out, costs),
             None => self.copy_position(raw, text, terminated),
@@ -253,12 +299,12 @@ impl<W: Write> Rewriter<'_, W> {
                 Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
                 _ => {
                     parsed.is_call = key == Key::Calls;
-                    let value = super::line::trim_start(value);
-                    let end = value
-                        .iter()
-                        .position(|&b| b == b' ' || b == b'\t')
-                        .unwrap_or(value.len());
-                    parsed.count = Some((raw, &value[..end], &value[end..]));
+                    let name = match key {
+                        Key::Calls => "calls",
+                        Key::Jump => "jump",
+                        _ => "jcnd",
+                    };
+                    parsed.count = Some(CountLine::parse(name, raw)?);
                 }
             }
         }
@@ -275,11 +321,7 @@ impl<W: Write> Rewriter<'_, W> {
     /// explicit names where the defaults changed) for anything else.
     fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
         match callee.kind {
-            FnKind::Jit { symbol, .. } => {
-                let (ob, fl) = self.jit_ident(symbol);
-                self.name_if_changed("cob", Space::Objects, ob, self.part.out_ob)?;
-                self.name_if_changed("cfi", Space::Files, fl, self.part.out_file)?;
-            }
+            FnKind::Jit { symbol, .. } => return self.write_jit_callee_names(symbol, callee),
             _ => {
                 let file = parsed.file.as_ref().map_or(self.part.in_file, |n| n.sym);
                 self.keep_or_name(
@@ -419,21 +461,19 @@ impl<W: Write> Rewriter<'_, W> {
 
     /// The `calls=`/`jump=` line: as it was, or with its target written
     /// out (absolutely where the output's state is not known).
-    fn write_count_line(&mut self, raw: &[u8], count: &[u8], target: Pos, unchanged: bool) -> Res {
+    fn write_count_line(&mut self, line: CountLine, target: Pos, unchanged: bool) -> Res {
         if unchanged {
-            return Ok(self.out.verbatim(raw, true)?);
+            return Ok(self.out.verbatim(line.raw, true)?);
         }
-        let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
-            .unwrap_or("calls");
-        let mut line = std::mem::take(&mut self.buf);
-        line.clear();
-        line.extend_from_slice(count);
-        line.push(b' ');
+        let mut text = std::mem::take(&mut self.buf);
+        text.clear();
+        text.extend_from_slice(line.count);
+        text.push(b' ');
         let absolute = !self.part.known || self.part.absolute_next;
         self.cols
-            .encode(&mut line, &target, &self.part.out_pos, absolute);
-        let result = self.out.spec(key, &line);
-        self.buf = line;
+            .encode(&mut text, &target, &self.part.out_pos, absolute);
+        let result = self.out.spec(line.key, &text);
+        self.buf = text;
         Ok(result?)
     }
 }

@@ -22,7 +22,7 @@ impl<W: Write> Rewriter<'_, W> {
             out[li] = u64::from(self.table.symbol(symbol).line);
             return (own, out);
         };
-        let Some(hit) = self.table.lookup(addr) else {
+        let Some(hit) = self.lookup(addr) else {
             return (own, pos);
         };
         let s = self.table.symbol(hit.symbol);
@@ -36,6 +36,19 @@ impl<W: Write> Rewriter<'_, W> {
                 (self.jit_ident(hit.symbol).1, out)
             }
         }
+    }
+
+    /// The symbol table's answer for `addr`, remembering the range it
+    /// holds for: cost lines of one function hit the same range in a row.
+    fn lookup(&mut self, addr: u64) -> Option<crate::symbols::Hit> {
+        if let Some((range, hit)) = &self.last_hit {
+            if range.contains(&addr) {
+                return Some(*hit);
+            }
+        }
+        let (range, hit) = self.table.lookup_range(addr)?;
+        self.last_hit = Some((range, hit));
+        Some(hit)
     }
 
     /// Switches the output's current file with `fi=`/`fe=`.

@@ -68,7 +68,7 @@ impl std::error::Error for RewriteError {}
 /// input needs it (`input` must then be readable again: it is a slice).
 /// With an empty table the output equals the input byte for byte (CRLF
 /// line ends become LF).
-pub fn rewrite_slice<W: Write>(
+pub fn rewrite_slice<W: Write + Send>(
     input: &[u8],
     output: &mut W,
     table: &SymbolTable,
@@ -84,8 +84,26 @@ pub fn rewrite_slice<W: Write>(
     }
 }
 
-/// Rewrites one profile from `input` to `output` (see [`Mode`]).
-pub fn rewrite<R: Read, W: Write>(
+/// Rewrites one profile from `input` to `output` (see [`Mode`]). Output
+/// is written on a second thread ([`pipe`](super::pipe)).
+pub fn rewrite<R: Read, W: Write + Send>(
+    input: R,
+    output: W,
+    table: &SymbolTable,
+    mode: Mode,
+) -> Result<Stats, RewriteError> {
+    std::thread::scope(|scope| {
+        let (writer, handle) = super::pipe::spawn(scope, output);
+        let result = rewrite_to(input, writer, table, mode);
+        // The writer thread's own error explains a failed send best.
+        match (super::pipe::join(handle), result) {
+            (Err(e), Ok(_) | Err(RewriteError::Io(_))) => Err(RewriteError::Io(e)),
+            (_, result) => result,
+        }
+    })
+}
+
+fn rewrite_to<R: Read, W: Write>(
     input: R,
     output: W,
     table: &SymbolTable,
@@ -156,6 +174,16 @@ impl<R: Read> Driver<R> {
                     }
                     Pass::Held => {
                         self.held.get_or_insert((line_start, self.line_no));
+                        continue;
+                    }
+                    Pass::Rewrite => {
+                        let run_end = self.held.take().map_or(line_start, |h| h.0);
+                        rw.out
+                            .copy_run(&self.buf[run_start..run_end])
+                            .map_err(RewriteError::Io)?;
+                        run_start = self.start;
+                        rw.write_held_call(line)
+                            .map_err(|f| error(f, self.line_no))?;
                         continue;
                     }
                     Pass::Declined => {}

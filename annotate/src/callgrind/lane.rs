@@ -8,10 +8,9 @@
 
 use std::io::Write;
 
-use super::costs::check_count;
+use super::calls::CountLine;
 use super::ids::Sym;
-use super::line::name_ref;
-use super::rewrite::{Block, FnKind, Rewriter, Space};
+use super::rewrite::{Block, FnKind, FnRef, Res, Rewriter, Space};
 
 /// What the lane did with a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +20,9 @@ pub(super) enum Pass {
     /// A call's `cob=`/`cfi=`/`cfn=` line, held until the callee is known
     /// to be native (then copied as it is).
     Held,
+    /// A `calls=` line into JIT code: the held lines and this one are to
+    /// be replaced by [`Rewriter::write_held_call`].
+    Rewrite,
     /// Not for the lane: the rewriter must see it, after the held lines.
     Declined,
 }
@@ -36,8 +38,8 @@ pub(super) struct HeldCall {
     /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
     /// group is.
     defined: [Option<(Space, u64)>; 2],
-    /// The callee's id, marked as written once the group is.
-    callee: Option<u64>,
+    /// The callee, once `cfn=` is held.
+    callee: Option<FnRef>,
 }
 
 impl HeldCall {
@@ -126,8 +128,7 @@ impl<W: Write> Rewriter<'_, W> {
 
     /// The name of a value that can be copied, and the id it defines.
     fn known_name(&mut self, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
-        let nr = name_ref(value).ok()?;
-        let (sym, _) = self.name_value(space, value).ok()?;
+        let (sym, nr) = self.name_value(space, value).ok()?;
         match (nr.id, nr.name) {
             (Some(id), None) if !self.space_mut(space).ids.get(id)?.emitted => None,
             (Some(id), Some(_)) => Some((sym, Some(id))),
@@ -156,8 +157,7 @@ impl<W: Write> Rewriter<'_, W> {
         }
         let Some(id) = f.id else { return Some(()) };
         let entry = self.part.fns.get_mut(id)?;
-        let defines = name_ref(value).ok()?.name.is_some();
-        if !(entry.emitted || defines) {
+        if !(entry.emitted || f.defines) {
             return None;
         }
         entry.emitted = true;
@@ -176,8 +176,8 @@ impl<W: Write> Rewriter<'_, W> {
             (2, v)
         } else if let Some(v) = line.strip_prefix(b"cfn=") {
             (3, v)
-        } else if let Some(v) = line.strip_prefix(b"calls=") {
-            return self.pass_calls(v);
+        } else if line.starts_with(b"calls=") {
+            return self.pass_calls(line);
         } else {
             return None;
         };
@@ -202,47 +202,55 @@ impl<W: Write> Rewriter<'_, W> {
         Some(Pass::Held)
     }
 
-    /// The callee: native, and no `cob=`/`cfi=` owed for it.
+    /// The callee: JIT code (its call is rewritten), or native code with
+    /// no `cob=`/`cfi=` owed for it (its call stays as it is).
     fn hold_callee(&mut self, value: &[u8]) -> Option<Pass> {
-        let p = &self.part;
-        if p.out_ob != p.in_ob || p.out_file != p.in_file {
-            return None;
-        }
         let object = self.held.ob.unwrap_or(self.part.in_ob);
-        let nr = name_ref(value).ok()?;
         let f = self.resolve_fn(value, object).ok()?;
-        let id = match (f.kind, nr.id, nr.name) {
-            (FnKind::Native | FnKind::Unnamed(_), Some(id), name) => {
-                let entry = self.part.fns.get(id)?;
-                (entry.emitted || name.is_some()).then_some(id)?
+        match (f.kind, f.id) {
+            (FnKind::Jit { .. }, _) => {}
+            (FnKind::Renamed(_), _) => return None,
+            (_, id) => {
+                let p = &self.part;
+                if p.out_ob != p.in_ob || p.out_file != p.in_file {
+                    return None;
+                }
+                if let Some(id) = id {
+                    (self.part.fns.get(id)?.emitted || f.defines).then_some(())?;
+                }
             }
-            (FnKind::Native | FnKind::Unnamed(_), None, _) => return Some(Pass::Held),
-            _ => return None,
-        };
-        self.held.callee = Some(id);
+        }
+        self.held.callee = Some(f);
         Some(Pass::Held)
     }
 
-    /// `calls=` after a held native callee: the group is written as held.
-    fn pass_calls(&mut self, value: &[u8]) -> Option<Pass> {
-        if self.held.stage != 3 {
-            return None;
+    /// `calls=` after a held callee: a native one's group is written as
+    /// held; a JIT one's is rewritten.
+    fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
+        let callee = self.held.callee?;
+        CountLine::parse("calls", line).ok()?;
+        if let FnKind::Jit { .. } = callee.kind {
+            return Some(Pass::Rewrite);
         }
-        let value = super::line::trim_start(value);
-        let end = value
-            .iter()
-            .position(|&b| b == b' ' || b == b'\t')
-            .unwrap_or(value.len());
-        check_count(&value[..end]).ok()?;
         let held = std::mem::take(&mut self.held);
         for (space, id) in held.defined.into_iter().flatten() {
             self.space_mut(space).ids.get_mut(id)?.emitted = true;
         }
-        if let Some(id) = held.callee {
+        if let Some(id) = callee.id {
             self.part.fns.get_mut(id)?.emitted = true;
         }
         self.group.await_verbatim();
         Some(Pass::Copied)
+    }
+
+    /// Writes the call the lane held (see [`Pass::Rewrite`]) in place of
+    /// the held lines and `line`, its `calls=` line.
+    pub(super) fn write_held_call(&mut self, line: &[u8]) -> Res {
+        let held = std::mem::take(&mut self.held);
+        let callee = held.callee.expect("a held callee");
+        self.write_jit_call(callee, CountLine::parse("calls", line)?)?;
+        self.group.await_verbatim();
+        Ok(())
     }
 }
 

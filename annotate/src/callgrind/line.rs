@@ -149,10 +149,14 @@ pub fn name_ref(value: &[u8]) -> Result<NameRef<'_>, LineError> {
             name: Some(value),
         });
     }
-    let close = value
-        .iter()
-        .position(|&b| b == b')')
-        .ok_or("expected ')' after a name id")?;
+    let digits = value[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let close = 1 + digits;
+    if value.get(close) != Some(&b')') {
+        return Err(match value[close..].contains(&b')') {
+            true => "name id is not a number that fits 64 bits".into(),
+            false => "expected ')' after a name id".into(),
+        });
+    }
     let id = parse_u64(&value[1..close]).ok_or("name id is not a number that fits 64 bits")?;
     let rest = &value[close + 1..];
     if rest.first() == Some(&b'\'') {
@@ -172,12 +176,18 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
+    if s.len() < 20 {
+        // At most 19 digits: no overflow possible.
+        return s.iter().try_fold(0u64, |acc, &b| {
+            let digit = b.wrapping_sub(b'0');
+            (digit <= 9).then(|| acc * 10 + u64::from(digit))
+        });
+    }
     s.iter().try_fold(0u64, |acc, &b| {
         let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
         acc.checked_mul(10)?.checked_add(u64::from(digit))
     })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

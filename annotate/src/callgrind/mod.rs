@@ -12,6 +12,7 @@ mod lane;
 pub mod line;
 mod naming;
 mod newlines;
+mod pipe;
 pub mod position;
 mod rewrite;
 mod stats;

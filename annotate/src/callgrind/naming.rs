@@ -99,6 +99,7 @@ impl<W: Write> Rewriter<'_, W> {
                     id: Some(id),
                     name: e.name,
                     kind: e.kind,
+                    defines: false,
                 })
             }
             (id, name) => {
@@ -118,6 +119,7 @@ impl<W: Write> Rewriter<'_, W> {
                     id,
                     name: sym,
                     kind,
+                    defines: id.is_some(),
                 })
             }
         }
@@ -151,26 +153,37 @@ impl<W: Write> Rewriter<'_, W> {
     /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
     /// else the input line (a reference becomes a definition if needed).
     pub(super) fn emit_fn(&mut self, key: &str, raw: &[u8], f: FnRef, terminated: bool) -> Res {
-        let first = match f.id {
-            Some(id) => {
-                let entry = self.part.fns.get_mut(id).expect("resolved before");
-                !std::mem::replace(&mut entry.emitted, true)
-            }
-            None => false,
-        };
-        match (f.kind, f.id) {
-            (FnKind::Jit { name, .. } | FnKind::Renamed(name), Some(id)) => {
-                let name = first.then(|| self.names.name(name));
-                Ok(self.out.spec_id(key, id, name)?)
-            }
-            (FnKind::Jit { name, .. } | FnKind::Renamed(name), None) => {
-                Ok(self.out.spec(key, self.names.name(name))?)
-            }
-            (_, Some(id)) if first && name_ref(&raw[key.len() + 1..])?.name.is_none() => {
+        if let FnKind::Jit { .. } | FnKind::Renamed(_) = f.kind {
+            return self.emit_jit_fn(key, f);
+        }
+        let first = f.id.is_some_and(|id| self.first_use(id));
+        match f.id {
+            Some(id) if first && !f.defines => {
                 Ok(self.out.spec_id(key, id, Some(self.names.name(f.name)))?)
             }
             _ => Ok(self.out.verbatim(raw, terminated)?),
         }
+    }
+
+    /// Writes a `fn`-space line for a renamed function (JIT code, or a
+    /// native function with JIT code in its caller context).
+    pub(super) fn emit_jit_fn(&mut self, key: &str, f: FnRef) -> Res {
+        let (FnKind::Jit { name, .. } | FnKind::Renamed(name)) = f.kind else {
+            unreachable!("a renamed function")
+        };
+        match f.id {
+            Some(id) => {
+                let name = self.first_use(id).then(|| self.names.name(name));
+                Ok(self.out.spec_id(key, id, name)?)
+            }
+            None => Ok(self.out.spec(key, self.names.name(name))?),
+        }
+    }
+
+    /// Marks function id `id` as written; true the first time.
+    fn first_use(&mut self, id: u64) -> bool {
+        let entry = self.part.fns.get_mut(id).expect("resolved before");
+        !std::mem::replace(&mut entry.emitted, true)
     }
 
     /// (object, file) names of a JIT symbol.

@@ -104,10 +104,16 @@ impl Columns {
         &self,
         text: &'a [u8],
     ) -> Result<(Pos, &'a [u8]), Option<LineError>> {
-        if !self.is_absolute(text) {
+        let (tokens, rest) = self.split(text)?;
+        let tokens = &tokens[..self.kinds.len()];
+        if tokens.iter().any(|t| matches!(t[0], b'*' | b'+' | b'-')) {
             return Err(None);
         }
-        self.decode(text, &[0; MAX_COLUMNS]).map_err(Some)
+        let mut pos = [0; MAX_COLUMNS];
+        for (p, token) in pos.iter_mut().zip(tokens) {
+            *p = decode_one(token, 0)?;
+        }
+        Ok((pos, rest))
     }
 
     /// True when no position column is relative (`*`, `+N`, `-N`).
@@ -227,12 +233,25 @@ fn decode_one(token: &[u8], prev: u64) -> Result<u64, LineError> {
 /// Decimal or `0x` hex.
 fn number(s: &[u8]) -> Option<u64> {
     match s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
-        Some(hex) if !hex.is_empty() && hex.len() <= 16 => {
-            u64::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
-        }
-        Some(_) => None,
+        Some(hex) => parse_hex(hex),
         None => parse_u64(s),
     }
+}
+
+/// Up to 16 hex digits.
+fn parse_hex(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &b| {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        Some(acc << 4 | u64::from(digit))
+    })
 }
 
 /// Checks the cost columns (decimal u64s) and returns the first one.

@@ -89,6 +89,8 @@ pub(super) struct FnRef {
     pub id: Option<u64>,
     pub name: Sym,
     pub kind: FnKind,
+    /// The value was `(id) name`: it defines the id.
+    pub defines: bool,
 }
 
 /// Reader state of one part (ids and positions restart at each part).
@@ -152,6 +154,8 @@ pub(super) struct Rewriter<'t, W: Write> {
     pub group: super::calls::Group,
     /// Call lines the fast lane holds back.
     pub held: super::lane::HeldCall,
+    /// The last symbol table answer and the addresses it holds for.
+    pub last_hit: Option<(std::ops::Range<u64>, crate::symbols::Hit)>,
     pub stats: Stats,
     pub unknown: Sym,
     pub buf: Vec<u8>,
@@ -178,6 +182,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
             part: Part::new(none),
             group: Default::default(),
             held: Default::default(),
+            last_hit: None,
             stats: Stats::default(),
             unknown,
             buf: Vec::with_capacity(256),

@@ -172,15 +172,22 @@ impl SymbolTable {
 
     /// The symbol covering `addr`.
     pub fn lookup(&self, addr: u64) -> Option<Hit> {
+        self.lookup_range(addr).map(|(_, hit)| hit)
+    }
+
+    /// Like [`SymbolTable::lookup`], with the address range the answer
+    /// holds for (to look up neighbouring addresses without searching).
+    pub fn lookup_range(&self, addr: u64) -> Option<(std::ops::Range<u64>, Hit)> {
         let i = self
             .segments
             .partition_point(|s| s.start <= addr)
             .checked_sub(1)?;
         let seg = &self.segments[i];
-        (addr < seg.end).then_some(Hit {
+        let hit = Hit {
             symbol: seg.symbol,
             ambiguous: seg.ambiguous,
-        })
+        };
+        (addr < seg.end).then_some((seg.start..seg.end, hit))
     }
 
     /// Symbol by index.
