@@ -21,6 +21,7 @@ time_it() {
   local name=$1; shift
   : > "$dir/$name.times"
   for _ in $(seq $runs); do
+    sync   # earlier runs' dirty pages would throttle this one
     /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" > /dev/null
     cat "$dir/time.out" >> "$dir/$name.times"
   done

@@ -7,8 +7,11 @@
 //! among named native functions. The jitdump covers the JIT ranges with
 //! line tables.
 //!
-//! Usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT]  (default 10% of the
-//! function blocks are JIT code; writes callgrind.out.4242, jit-4242.dump)
+//! Usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT [CALL_JIT_PERCENT]]
+//! Writes callgrind.out.4242 and jit-4242.dump. By default 10% of the
+//! function blocks are JIT code and 15% of calls go into JIT code, close to
+//! the real MoarVM profile in tests/fixtures/moarvm-words (12% of cost
+//! lines in JIT code, 13% of calls from native code into it).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -87,7 +90,22 @@ fn file_name(fl: u64) -> String {
     }
 }
 
-fn write_profile(out: &mut impl Write, target: u64, jit_percent: u64) -> std::io::Result<()> {
+/// Shares of JIT code in percent: of function blocks, and of callees.
+struct Mix {
+    blocks: u64,
+    callees: u64,
+}
+
+/// A random function: JIT code `percent`% of the time.
+fn pick(rng: &mut Rng, percent: u64) -> u64 {
+    if rng.below(100) < percent {
+        NATIVE_FUNCTIONS + rng.below(JIT_FUNCTIONS * 2)
+    } else {
+        rng.below(NATIVE_FUNCTIONS)
+    }
+}
+
+fn write_profile(out: &mut impl Write, target: u64, mix: Mix) -> std::io::Result<()> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let functions = NATIVE_FUNCTIONS + JIT_FUNCTIONS * 2;
     let mut d = Defined {
@@ -101,11 +119,7 @@ fn write_profile(out: &mut impl Write, target: u64, jit_percent: u64) -> std::io
     // Like callgrind: ob=/fl= (and cob=/cfi=) only where they change.
     let (mut cur_ob, mut cur_fl) = (u64::MAX, u64::MAX);
     while written < target {
-        let f = if rng.below(100) < jit_percent {
-            NATIVE_FUNCTIONS + rng.below(JIT_FUNCTIONS * 2)
-        } else {
-            rng.below(NATIVE_FUNCTIONS)
-        };
+        let f = pick(&mut rng, mix.blocks);
         let (ob, fl, name) = function(f);
         line.clear();
         if ob != cur_ob {
@@ -138,7 +152,7 @@ fn write_profile(out: &mut impl Write, target: u64, jit_percent: u64) -> std::io
             let cost = 1 + rng.below(1000);
             total += cost;
             if rng.below(12) == 0 {
-                let callee = rng.below(functions);
+                let callee = pick(&mut rng, mix.callees);
                 let (cob, cfl, cname) = function(callee);
                 let target = if cob == 0 {
                     u64::from_str_radix(&cname[2..], 16).unwrap_or(0)
@@ -213,14 +227,18 @@ fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(size), Some(dir)) = (args.get(1).and_then(|s| s.parse::<u64>().ok()), args.get(2))
     else {
-        eprintln!("usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT]");
+        eprintln!("usage: gen_profile SIZE_MB OUT_DIR [JIT_PERCENT [CALL_JIT_PERCENT]]");
         std::process::exit(2);
     };
-    let jit_percent = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let percent = |i: usize, default| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let mix = Mix {
+        blocks: percent(3, 10),
+        callees: percent(4, 15),
+    };
     std::fs::create_dir_all(dir)?;
     let mut profile =
         BufWriter::with_capacity(1 << 20, File::create(format!("{dir}/callgrind.out.{PID}"))?);
-    write_profile(&mut profile, size << 20, jit_percent)?;
+    write_profile(&mut profile, size << 20, mix)?;
     profile.flush()?;
     write_jitdump(&mut BufWriter::new(File::create(format!(
         "{dir}/jit-{PID}.dump"

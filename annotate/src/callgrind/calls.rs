@@ -6,8 +6,6 @@
 //! file switches first, then the callee's names, then the call and its
 //! position.
 
-use std::io::Write;
-
 use super::ids::Sym;
 use super::line::{classify, Key, Line, NameRef};
 use super::position::{first_cost, Column, Pos};
@@ -122,7 +120,7 @@ struct Parsed<'a> {
     is_call: bool,
 }
 
-impl<W: Write> Rewriter<'_, W> {
+impl Rewriter<'_> {
     pub(super) fn group_line(&mut self, key: Key, raw: &[u8]) -> Res {
         if !matches!(self.group.awaiting, Await::Lines) {
             return Err("expected a position line after calls=/jump=/jcnd=".into());
@@ -185,8 +183,8 @@ impl<W: Write> Rewriter<'_, W> {
             self.write_callee_names(&parsed, callee)?;
         } else {
             self.write_jump_names(&parsed, callee, None)?;
-            if let Some(FnKind::Jit { symbol, addr, .. }) = callee.map(|f| f.kind) {
-                let target = self.jit_target(line.target, symbol, addr)?;
+            if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
+                let target = self.jit_target(line.target, kind)?;
                 return self.write_count_line(line, target, false);
             }
         }
@@ -197,11 +195,11 @@ impl<W: Write> Rewriter<'_, W> {
     /// equals the input's: the callee's own object and file, its name, and
     /// the target with its source line.
     pub(super) fn write_jit_call(&mut self, callee: FnRef, line: CountLine) -> Res {
-        let FnKind::Jit { symbol, addr, .. } = callee.kind else {
+        let FnKind::Jit { symbol, .. } = callee.kind else {
             unreachable!("a JIT callee")
         };
         self.write_jit_callee_names(symbol, callee)?;
-        let target = self.jit_target(line.target, symbol, addr)?;
+        let target = self.jit_target(line.target, callee.kind)?;
         self.write_count_line(line, target, false)
     }
 
@@ -416,8 +414,8 @@ impl<W: Write> Rewriter<'_, W> {
     /// A target inside JIT code gets its source line (a JIT callee's, or
     /// any target of a jump in a JIT block).
     fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        if let Some(FnKind::Jit { symbol, addr, .. }) = callee.map(|f| f.kind) {
-            return self.jit_target_pos(target, symbol, addr);
+        if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
+            return self.jit_target_pos(target, kind);
         }
         match (self.part.block, self.cols.index(Column::Instr)) {
             (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).1,
@@ -428,28 +426,38 @@ impl<W: Write> Rewriter<'_, W> {
     /// The target of a call into JIT code from native code: decoded if it
     /// can be, else the pseudo-function's own address (callgrind names each
     /// one after its call target), with its source line.
-    fn jit_target(&mut self, text: &[u8], symbol: u32, addr: u64) -> Res<Pos> {
+    fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
         let target = match self.decode_target(text) {
             Ok(t) => t,
             Err(Fail::NeedsExact) => [0; 3],
             Err(e) => return Err(e),
         };
-        Ok(self.jit_target_pos(target, symbol, addr))
+        Ok(self.jit_target_pos(target, callee))
     }
 
-    /// A target in JIT function `symbol` (named after `addr`) with its
-    /// source line: the line table's where addresses are known, else the
-    /// function's own line.
-    fn jit_target_pos(&mut self, mut target: Pos, symbol: u32, addr: u64) -> Pos {
+    /// A target in JIT pseudo-function `callee` with its source line: the
+    /// line table's where addresses are known, else the function's own
+    /// line.
+    fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
+        let FnKind::Jit {
+            symbol, addr, line, ..
+        } = callee
+        else {
+            unreachable!("a JIT callee")
+        };
         match (
             self.cols.index(Column::Instr),
             self.cols.index(Column::Line),
         ) {
-            (Some(i), _) => {
+            (Some(i), li) => {
                 if target[i] == 0 {
                     target[i] = addr;
                 }
-                self.locate(symbol, target).1
+                match li {
+                    Some(li) if target[i] == addr => target[li] = u64::from(line),
+                    _ => target = self.locate(symbol, target).1,
+                }
+                target
             }
             (None, Some(li)) => {
                 target[li] = u64::from(self.table.symbol(symbol).line);

@@ -1,14 +1,20 @@
 //! Position lines: copied while the output's reader state equals the
 //! input's, decoded and re-encoded (with source lines) inside JIT blocks.
 
-use std::io::Write;
-
 use super::ids::Sym;
 use super::line;
 use super::position::{first_cost, Column, Pos};
 use super::rewrite::{Block, Fail, Res, Rewriter, Space};
 
-impl<W: Write> Rewriter<'_, W> {
+/// The symbol table's answer for a range of addresses.
+#[derive(Clone, Debug)]
+pub(super) struct Located {
+    range: std::ops::Range<u64>,
+    symbol: u32,
+    row: Option<crate::symbols::Row>,
+}
+
+impl Rewriter<'_> {
     /// The output file and position for a position inside JIT block
     /// `symbol`: the line table's row for the address, else the
     /// function's declaration line.
@@ -22,33 +28,39 @@ impl<W: Write> Rewriter<'_, W> {
             out[li] = u64::from(self.table.symbol(symbol).line);
             return (own, out);
         };
-        let Some(hit) = self.lookup(addr) else {
+        let Some(found) = self.lookup(addr) else {
             return (own, pos);
         };
-        let s = self.table.symbol(hit.symbol);
-        match s.row_at(addr) {
+        match found.row {
             Some(row) => {
                 out[li] = u64::from(row.line);
                 (self.file_sym(row.file), out)
             }
             None => {
-                out[li] = u64::from(s.line);
-                (self.jit_ident(hit.symbol).1, out)
+                out[li] = u64::from(self.table.symbol(found.symbol).line);
+                (self.jit_ident(found.symbol).1, out)
             }
         }
     }
 
-    /// The symbol table's answer for `addr`, remembering the range it
-    /// holds for: cost lines of one function hit the same range in a row.
-    fn lookup(&mut self, addr: u64) -> Option<crate::symbols::Hit> {
-        if let Some((range, hit)) = &self.last_hit {
-            if range.contains(&addr) {
-                return Some(*hit);
+    /// The symbol and row covering `addr`, remembering the addresses that
+    /// share the answer: cost lines of one function hit it in a row.
+    fn lookup(&mut self, addr: u64) -> Option<Located> {
+        if let Some(found) = &self.last_found {
+            if found.range.contains(&addr) {
+                return Some(found.clone());
             }
         }
-        let (range, hit) = self.table.lookup_range(addr)?;
-        self.last_hit = Some((range, hit));
-        Some(hit)
+        let (segment, hit) = self.table.lookup_range(addr)?;
+        let (span, row) = self.table.symbol(hit.symbol).row_span(addr);
+        let range = segment.start.max(span.start)..segment.end.min(span.end);
+        let found = Located {
+            range,
+            symbol: hit.symbol,
+            row,
+        };
+        self.last_found = Some(found.clone());
+        Some(found)
     }
 
     /// Switches the output's current file with `fi=`/`fe=`.

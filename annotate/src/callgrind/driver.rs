@@ -7,7 +7,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::lane::Pass;
+use super::lane::{is_short_cost_line, Pass};
 use super::newlines::Newlines;
 use super::rewrite::{Fail, Rewriter};
 use super::stats::Stats;
@@ -103,9 +103,9 @@ pub fn rewrite<R: Read, W: Write + Send>(
     })
 }
 
-fn rewrite_to<R: Read, W: Write>(
+fn rewrite_to<R: Read>(
     input: R,
-    output: W,
+    output: super::pipe::Sender,
     table: &SymbolTable,
     mode: Mode,
 ) -> Result<Stats, RewriteError> {
@@ -146,7 +146,7 @@ struct Driver<R> {
 }
 
 impl<R: Read> Driver<R> {
-    fn run<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+    fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         loop {
             self.lines(rw)?;
             if !self.refill()? {
@@ -157,48 +157,46 @@ impl<R: Read> Driver<R> {
     }
 
     /// Handles the whole lines in the buffer. Lines the fast lane copies
-    /// are written in runs; the rest go through the rewriter.
-    fn lines<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+    /// are written in runs; the rest go through the rewriter. Short cost
+    /// lines in the lane (most lines) take the tightest path.
+    fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.map_or(self.start, |h| h.0);
+        let mut lane = rw.copies_cost_lines();
+        let mut copied = false;
         let base = self.start;
         for nl in Newlines::new(&self.buf[base..self.end]) {
             let (line_start, line_end) = (self.start, base + nl);
             self.start = line_end + 1;
             self.line_no += 1;
             let line = &self.buf[line_start..line_end];
-            if rw.copies_cost_lines() {
-                match rw.pass(line) {
-                    Pass::Copied => {
-                        self.held = None;
-                        continue;
-                    }
-                    Pass::Held => {
-                        self.held.get_or_insert((line_start, self.line_no));
-                        continue;
-                    }
-                    Pass::Rewrite => {
-                        let run_end = self.held.take().map_or(line_start, |h| h.0);
-                        rw.out
-                            .copy_run(&self.buf[run_start..run_end])
-                            .map_err(RewriteError::Io)?;
-                        run_start = self.start;
-                        rw.write_held_call(line)
-                            .map_err(|f| error(f, self.line_no))?;
-                        continue;
-                    }
-                    Pass::Declined => {}
+            if lane && self.held.is_none() && is_short_cost_line(line) {
+                copied = true;
+                continue;
+            }
+            if std::mem::take(&mut copied) {
+                rw.copied_cost_lines();
+            }
+            let pass = if lane { rw.pass(line) } else { Pass::Declined };
+            match pass {
+                Pass::Copied => self.held = None,
+                Pass::Held => {
+                    self.held.get_or_insert((line_start, self.line_no));
+                }
+                Pass::Rewrite | Pass::Declined => {
+                    let run_end = self.held.map_or(line_start, |h| h.0);
+                    rw.out
+                        .copy_run(&self.buf[run_start..run_end])
+                        .map_err(RewriteError::Io)?;
+                    run_start = self.start;
+                    let held = self.held.take();
+                    let line_no = self.line_no;
+                    rewrite_line(rw, pass, &self.buf[..line_end], line_start, held, line_no)?;
                 }
             }
-            let run_end = self.held.map_or(line_start, |h| h.0);
-            rw.out
-                .copy_run(&self.buf[run_start..run_end])
-                .map_err(RewriteError::Io)?;
-            run_start = self.start;
-            if let Some((from, first)) = self.held.take() {
-                replay(rw, &self.buf[from..line_start], first)?;
-            }
-            let content = line.strip_suffix(b"\r").unwrap_or(line);
-            rw.line(content, true).map_err(|f| error(f, self.line_no))?;
+            lane = rw.copies_cost_lines();
+        }
+        if copied {
+            rw.copied_cost_lines();
         }
         let run_end = self.held.map_or(self.start, |h| h.0);
         rw.out
@@ -207,7 +205,7 @@ impl<R: Read> Driver<R> {
     }
 
     /// At the end of the input: held lines go to the rewriter after all.
-    fn replay_held<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         match self.held.take() {
             Some((from, first)) => replay(rw, &self.buf[from..self.start], first),
             None => Ok(()),
@@ -215,7 +213,7 @@ impl<R: Read> Driver<R> {
     }
 
     /// The final line when it has no newline.
-    fn last_line<W: Write>(&mut self, rw: &mut Rewriter<'_, W>) -> Result<(), RewriteError> {
+    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         if self.start == self.end {
             return Ok(());
         }
@@ -259,13 +257,30 @@ impl<R: Read> Driver<R> {
     }
 }
 
+/// A line the lane did not copy, `buf[start..]`: a call the lane
+/// rewrites, or a line for the rewriter after any lines the lane `held`.
+fn rewrite_line(
+    rw: &mut Rewriter<'_>,
+    pass: Pass,
+    buf: &[u8],
+    start: usize,
+    held: Option<(usize, u64)>,
+    line_no: u64,
+) -> Result<(), RewriteError> {
+    let line = &buf[start..];
+    if pass == Pass::Rewrite {
+        return rw.write_held_call(line).map_err(|f| error(f, line_no));
+    }
+    if let Some((from, first)) = held {
+        replay(rw, &buf[from..start], first)?;
+    }
+    let content = line.strip_suffix(b"\r").unwrap_or(line);
+    rw.line(content, true).map_err(|f| error(f, line_no))
+}
+
 /// Gives the rewriter call lines the fast lane held back (whole lines,
 /// `first` being the number of the first).
-fn replay<W: Write>(
-    rw: &mut Rewriter<'_, W>,
-    lines: &[u8],
-    first: u64,
-) -> Result<(), RewriteError> {
+fn replay(rw: &mut Rewriter<'_>, lines: &[u8], first: u64) -> Result<(), RewriteError> {
     rw.held = Default::default();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {

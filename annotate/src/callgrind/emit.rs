@@ -1,32 +1,40 @@
-//! The output side: whole lines, written in order.
+//! The output side: whole lines, appended to a buffer that is handed to
+//! the writer thread ([`Sender`]) each time it holds about 1 MiB.
 
-use std::io::{self, Write};
+use std::io;
+
+use super::pipe::Sender;
+
+/// Size at which the buffer is sent.
+const SEND_AT: usize = 1 << 20;
 
 /// Writes lines; remembers an unterminated last line so that anything
 /// written after it starts on a line of its own.
-pub struct Out<W: Write> {
-    w: W,
+pub struct Out {
+    buf: Vec<u8>,
+    sink: Sender,
     unterminated: bool,
 }
 
-impl<W: Write> Out<W> {
-    pub fn new(w: W) -> Self {
+impl Out {
+    pub fn new(sink: Sender) -> Self {
         Out {
-            w,
+            buf: Vec::with_capacity(SEND_AT * 2),
+            sink,
             unterminated: false,
         }
     }
 
     /// An input line exactly as read (LF-terminated if it was terminated).
     pub fn verbatim(&mut self, content: &[u8], terminated: bool) -> io::Result<()> {
-        self.separate()?;
-        self.w.write_all(content)?;
+        self.separate();
+        self.buf.extend_from_slice(content);
         if terminated {
-            self.w.write_all(b"\n")
+            self.buf.push(b'\n');
         } else {
             self.unterminated = true;
-            Ok(())
         }
+        self.sent_if_full()
     }
 
     /// Whole lines copied from the input in one piece (each ends in LF).
@@ -34,52 +42,62 @@ impl<W: Write> Out<W> {
         if lines.is_empty() {
             return Ok(());
         }
-        self.separate()?;
-        self.w.write_all(lines)
+        self.separate();
+        self.buf.extend_from_slice(lines);
+        self.sent_if_full()
     }
 
     /// A new line `key=value`.
     pub fn spec(&mut self, key: &str, value: &[u8]) -> io::Result<()> {
-        self.separate()?;
-        self.w.write_all(key.as_bytes())?;
-        self.w.write_all(b"=")?;
-        self.w.write_all(value)?;
-        self.w.write_all(b"\n")
+        self.separate();
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.push(b'=');
+        self.buf.extend_from_slice(value);
+        self.buf.push(b'\n');
+        self.sent_if_full()
     }
 
     /// A new line `key=(id)` or `key=(id) name`.
     pub fn spec_id(&mut self, key: &str, id: u64, name: Option<&[u8]>) -> io::Result<()> {
-        self.separate()?;
-        self.w.write_all(key.as_bytes())?;
-        self.w.write_all(b"=(")?;
-        let mut digits = [0u8; 20];
-        self.w
-            .write_all(super::position::decimal(&mut digits, id))?;
-        self.w.write_all(b")")?;
+        self.separate();
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.extend_from_slice(b"=(");
+        super::position::push_decimal(&mut self.buf, id);
+        self.buf.push(b')');
         if let Some(name) = name {
-            self.w.write_all(b" ")?;
-            self.w.write_all(name)?;
+            self.buf.push(b' ');
+            self.buf.extend_from_slice(name);
         }
-        self.w.write_all(b"\n")
+        self.buf.push(b'\n');
+        self.sent_if_full()
     }
 
     /// A composed line (the caller's buffer, without its newline).
     pub fn raw_line(&mut self, line: &[u8]) -> io::Result<()> {
-        self.separate()?;
-        self.w.write_all(line)?;
-        self.w.write_all(b"\n")
+        self.separate();
+        self.buf.extend_from_slice(line);
+        self.buf.push(b'\n');
+        self.sent_if_full()
     }
 
-    fn separate(&mut self) -> io::Result<()> {
+    fn separate(&mut self) {
         if std::mem::take(&mut self.unterminated) {
-            self.w.write_all(b"\n")?;
+            self.buf.push(b'\n');
+        }
+    }
+
+    fn sent_if_full(&mut self) -> io::Result<()> {
+        if self.buf.len() >= SEND_AT {
+            self.buf = self.sink.send(std::mem::take(&mut self.buf))?;
         }
         Ok(())
     }
 
-    /// Flushes and returns the writer.
-    pub fn finish(mut self) -> io::Result<W> {
-        self.w.flush()?;
-        Ok(self.w)
+    /// Sends what is left.
+    pub fn finish(mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.sink.send(std::mem::take(&mut self.buf))?;
+        }
+        Ok(())
     }
 }

@@ -6,8 +6,6 @@
 //! The lane is entered only where [`Rewriter::copies_cost_lines`] holds:
 //! fast mode, native code, output state equal to the input's.
 
-use std::io::Write;
-
 use super::calls::CountLine;
 use super::ids::Sym;
 use super::rewrite::{Block, FnKind, FnRef, Res, Rewriter, Space};
@@ -48,22 +46,23 @@ impl HeldCall {
     }
 }
 
-impl<W: Write> Rewriter<'_, W> {
+impl Rewriter<'_> {
     /// Handles `line` in the lane if it can (see [`Pass`]). On
     /// [`Pass::Declined`] nothing held is kept: the rewriter is to see the
     /// held lines again.
-    #[inline]
     pub(super) fn pass(&mut self, line: &[u8]) -> Pass {
-        if self.held.is_empty() && is_short_cost_line(line) {
-            self.part.known = false;
-            self.group.clear();
-            return Pass::Copied;
-        }
         let pass = self.try_pass(line).unwrap_or(Pass::Declined);
         if pass == Pass::Declined {
             self.held = HeldCall::default();
         }
         pass
+    }
+
+    /// The driver copied cost lines that [`is_short_cost_line`] passed,
+    /// with no call lines held.
+    pub(super) fn copied_cost_lines(&mut self) {
+        self.part.known = false;
+        self.group.clear();
     }
 
     fn try_pass(&mut self, line: &[u8]) -> Option<Pass> {
@@ -256,7 +255,8 @@ impl<W: Write> Rewriter<'_, W> {
 
 /// A cost line too short to hold a number over 64 bits (17 or more
 /// characters), in LF form: nothing to check.
-fn is_short_cost_line(line: &[u8]) -> bool {
+#[inline]
+pub(super) fn is_short_cost_line(line: &[u8]) -> bool {
     matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
         && line.len() < 17
         && line.last() != Some(&b'\r')

@@ -142,6 +142,12 @@ pub struct NameRef<'a> {
 
 /// Parses the value of `ob= fl= fn= cfn=` and friends.
 pub fn name_ref(value: &[u8]) -> Result<NameRef<'_>, LineError> {
+    if let Some(id) = bare_id(value) {
+        return Ok(NameRef {
+            id: Some(id),
+            name: None,
+        });
+    }
     let compressed = value.first() == Some(&b'(') && value.get(1).is_some_and(u8::is_ascii_digit);
     if !compressed {
         return Ok(NameRef {
@@ -168,6 +174,19 @@ pub fn name_ref(value: &[u8]) -> Result<NameRef<'_>, LineError> {
     Ok(NameRef {
         id: Some(id),
         name: (!name.is_empty()).then_some(name),
+    })
+}
+
+/// The id of a value that is only `(N)` (the common case), N below 10^19.
+#[inline]
+fn bare_id(value: &[u8]) -> Option<u64> {
+    let digits = value.strip_prefix(b"(")?.strip_suffix(b")")?;
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |acc, &b| {
+        let digit = b.wrapping_sub(b'0');
+        (digit <= 9).then(|| acc * 10 + u64::from(digit))
     })
 }
 

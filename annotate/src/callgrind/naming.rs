@@ -1,14 +1,12 @@
 //! Names on the way through: id tables, JIT renames, and writing names so
 //! that every function resolves to one identity in both readers.
 
-use std::io::Write;
-
 use super::fnname;
 use super::ids::{NameSpace, Sym};
 use super::line::{name_ref, NameRef};
 use super::rewrite::{FnEntry, FnKind, FnRef, Res, Rewriter, Space};
 
-impl<W: Write> Rewriter<'_, W> {
+impl Rewriter<'_> {
     /// Resolves an `ob`/`fl`-like value, recording a definition.
     pub(super) fn name_value<'v>(
         &mut self,
@@ -137,11 +135,13 @@ impl<W: Write> Rewriter<'_, W> {
                 self.stats.ambiguous.insert(jit.symbol);
             }
             let name = self.names.intern(&jit.name);
+            let s = self.table.symbol(jit.symbol);
             return FnKind::Jit {
                 symbol: jit.symbol,
                 name,
                 entry: jit.entry,
                 addr: jit.addr,
+                line: s.row_at(jit.addr).map_or(s.line, |row| row.line),
             };
         }
         match fnname::address(name) {

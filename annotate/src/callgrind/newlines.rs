@@ -1,66 +1,87 @@
-//! Finding line ends eight bytes at a time. Callgrind lines are short
-//! (about eleven bytes on average), too short for `memchr` calls per line
-//! to pay off; one pass over whole words finds every newline of a buffer.
+//! Finding line ends 64 bytes at a time. Callgrind lines are short (about
+//! eleven bytes on average), too short for a `memchr` call per line to
+//! pay off; one pass over blocks finds every newline of a buffer.
+//! On x86-64 a block takes four SSE2 compares.
 
-const LF: u64 = 0x0a0a_0a0a_0a0a_0a0a;
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const BLOCK: usize = 64;
 
 /// The offsets of every `\n` in a slice, in order.
 pub struct Newlines<'a> {
     hay: &'a [u8],
-    /// Offset of the word in `mask`.
-    word: usize,
-    /// One high bit per newline byte of the current word not yet returned.
+    /// Offset of the block in `mask`.
+    block: usize,
+    /// One bit per newline byte of the current block not yet returned.
     mask: u64,
 }
 
 impl<'a> Newlines<'a> {
     pub fn new(hay: &'a [u8]) -> Self {
-        let mut it = Newlines {
+        Newlines {
             hay,
-            word: 0,
-            mask: 0,
-        };
-        it.mask = it.load(0);
-        it
-    }
-
-    /// The newline mask of the word at `at` (shorter at the end).
-    fn load(&self, at: usize) -> u64 {
-        let rest = &self.hay[at.min(self.hay.len())..];
-        let word = match rest.get(..8) {
-            Some(w) => u64::from_le_bytes(w.try_into().expect("eight bytes")),
-            None => {
-                let mut w = [0u8; 8];
-                w[..rest.len()].copy_from_slice(rest);
-                u64::from_le_bytes(w)
-            }
-        };
-        zero_bytes(word ^ LF)
+            block: 0,
+            mask: block_mask(hay, 0),
+        }
     }
 }
 
 impl Iterator for Newlines<'_> {
     type Item = usize;
 
+    #[inline]
     fn next(&mut self) -> Option<usize> {
         while self.mask == 0 {
-            self.word += 8;
-            if self.word >= self.hay.len() {
+            self.block += BLOCK;
+            if self.block >= self.hay.len() {
                 return None;
             }
-            self.mask = self.load(self.word);
+            self.mask = block_mask(self.hay, self.block);
         }
-        let at = self.word + (self.mask.trailing_zeros() / 8) as usize;
+        let at = self.block + self.mask.trailing_zeros() as usize;
         self.mask &= self.mask - 1;
         Some(at)
     }
 }
 
-/// The high bit of each byte of `x` that is zero (exact: no carries cross
-/// bytes).
-fn zero_bytes(x: u64) -> u64 {
-    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+/// The newline bits of the block at `at` (zero-padded at the end).
+fn block_mask(hay: &[u8], at: usize) -> u64 {
+    let rest = &hay[at.min(hay.len())..];
+    match rest.first_chunk::<BLOCK>() {
+        Some(block) => newline_bits(block),
+        None => {
+            let mut block = [0u8; BLOCK];
+            block[..rest.len()].copy_from_slice(rest);
+            newline_bits(&block)
+        }
+    }
+}
+
+/// Bit i set where `block[i]` is `\n`: four 16-byte compares (SSE2 is
+/// part of every x86-64 CPU).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn newline_bits(block: &[u8; BLOCK]) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    let mut bits = 0;
+    for (i, chunk) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is always present on x86-64; the load reads the 16
+        // bytes of `chunk` (unaligned loads are allowed).
+        let mask = unsafe {
+            let bytes = _mm_loadu_si128(chunk.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8)))
+        };
+        bits |= u64::from(mask as u16) << (16 * i);
+    }
+    bits
+}
+
+/// Bit i set where `block[i]` is `\n`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn newline_bits(block: &[u8; BLOCK]) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (i, &b)| bits | (u64::from(b == b'\n') << i))
 }
 
 #[cfg(test)]

@@ -6,58 +6,35 @@ use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-/// Size at which a buffer is sent.
-const BUF: usize = 1 << 20;
 /// Buffers in flight between the threads (memory stays bounded).
 const IN_FLIGHT: usize = 2;
 
-/// The rewriter's end: a [`Write`] that sends full buffers.
-pub struct ChannelWriter {
-    buf: Vec<u8>,
+/// The rewriter's end: sends full buffers, gets written ones back.
+pub struct Sender {
     full: SyncSender<Vec<u8>>,
     empty: Receiver<Vec<u8>>,
 }
 
-impl ChannelWriter {
-    fn send(&mut self) -> io::Result<()> {
-        let next = self
+impl Sender {
+    /// Queues `buf` for writing; returns an empty buffer to fill next.
+    pub fn send(&mut self, buf: Vec<u8>) -> io::Result<Vec<u8>> {
+        let capacity = buf.capacity();
+        self.full
+            .send(buf)
+            .map_err(|_| io::Error::other("the writer thread stopped"))?;
+        Ok(self
             .empty
             .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BUF * 2));
-        let full = std::mem::replace(&mut self.buf, next);
-        self.full
-            .send(full)
-            .map_err(|_| io::Error::other("the writer thread stopped"))
-    }
-}
-
-impl Write for ChannelWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= BUF {
-            self.send()?;
-        }
-        Ok(data.len())
-    }
-
-    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.write(data).map(drop)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.send()
+            .unwrap_or_else(|_| Vec::with_capacity(capacity)))
     }
 }
 
 /// Starts a writer thread in `scope` writing to `out`. Its result is the
-/// first write error, if any; it ends when the [`ChannelWriter`] is dropped.
+/// first write error, if any; it ends when the [`Sender`] is dropped.
 pub fn spawn<'scope, W: Write + Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     mut out: W,
-) -> (ChannelWriter, ScopedJoinHandle<'scope, io::Result<()>>) {
+) -> (Sender, ScopedJoinHandle<'scope, io::Result<()>>) {
     let (full_tx, full_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT);
     let (empty_tx, empty_rx) = channel();
     let handle = scope.spawn(move || {
@@ -68,12 +45,11 @@ pub fn spawn<'scope, W: Write + Send + 'scope>(
         }
         out.flush()
     });
-    let writer = ChannelWriter {
-        buf: Vec::with_capacity(BUF * 2),
+    let sender = Sender {
         full: full_tx,
         empty: empty_rx,
     };
-    (writer, handle)
+    (sender, handle)
 }
 
 /// Waits for the writer thread: its error if it had one.

@@ -72,19 +72,16 @@ impl Columns {
     /// blanks removed.
     fn split<'a>(&self, text: &'a [u8]) -> Result<([&'a [u8]; MAX_COLUMNS], &'a [u8]), LineError> {
         let mut tokens: [&[u8]; MAX_COLUMNS] = [b""; MAX_COLUMNS];
-        let mut rest = text;
+        let mut at = 0;
         for token in tokens.iter_mut().take(self.kinds.len()) {
-            rest = super::line::trim_start(rest);
-            let end = rest
-                .iter()
-                .position(|&b| b == b' ' || b == b'\t')
-                .unwrap_or(rest.len());
-            if end == 0 {
+            let (start, end) = next_token(text, at);
+            if start == end {
                 return Err(format!("expected {} position columns", self.kinds.len()));
             }
-            (*token, rest) = rest.split_at(end);
+            *token = &text[start..end];
+            at = end;
         }
-        Ok((tokens, super::line::trim_start(rest)))
+        Ok((tokens, &text[next_token(text, at).0..]))
     }
 
     /// Decodes the position columns of `text` against `state`; returns the
@@ -257,15 +254,31 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
 /// Checks the cost columns (decimal u64s) and returns the first one.
 pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
     let mut first = None;
-    for token in costs
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|t| !t.is_empty())
-    {
+    let mut at = 0;
+    loop {
+        let (start, end) = next_token(costs, at);
+        if start == end {
+            return Ok(first.unwrap_or(0));
+        }
+        let token = &costs[start..end];
         let value = parse_u64(token)
             .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
         first.get_or_insert(value);
+        at = end;
     }
-    Ok(first.unwrap_or(0))
+}
+
+/// The bounds of the first blank-separated token at or after `at` (empty
+/// at the end of `text`).
+fn next_token(text: &[u8], mut at: usize) -> (usize, usize) {
+    while at < text.len() && matches!(text[at], b' ' | b'\t') {
+        at += 1;
+    }
+    let start = at;
+    while at < text.len() && !matches!(text[at], b' ' | b'\t') {
+        at += 1;
+    }
+    (start, at)
 }
 
 #[cfg(test)]

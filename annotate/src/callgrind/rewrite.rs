@@ -8,7 +8,7 @@
 //! and `ob=`/`fl=`/`cob=`/`cfi=` lines are added so every function
 //! resolves to one (name, file, object) triple everywhere.
 
-use std::io::{self, Write};
+use std::io;
 
 use super::driver::Mode;
 use super::emit::Out;
@@ -72,6 +72,8 @@ pub(super) enum FnKind {
         entry: bool,
         /// The address the pseudo-function was named after.
         addr: u64,
+        /// The source line at `addr` (calls mostly target it).
+        line: u32,
     },
 }
 
@@ -145,9 +147,9 @@ pub(super) enum Space {
     Files,
 }
 
-pub(super) struct Rewriter<'t, W: Write> {
+pub(super) struct Rewriter<'t> {
     pub table: &'t SymbolTable,
-    pub out: Out<W>,
+    pub out: Out,
     pub names: Interner,
     pub cols: Columns,
     pub part: Part,
@@ -155,7 +157,7 @@ pub(super) struct Rewriter<'t, W: Write> {
     /// Call lines the fast lane holds back.
     pub held: super::lane::HeldCall,
     /// The last symbol table answer and the addresses it holds for.
-    pub last_hit: Option<(std::ops::Range<u64>, crate::symbols::Hit)>,
+    pub last_found: Option<super::costs::Located>,
     pub stats: Stats,
     pub unknown: Sym,
     pub buf: Vec<u8>,
@@ -169,8 +171,8 @@ pub(super) struct Rewriter<'t, W: Write> {
     totals: (u64, Option<u64>),
 }
 
-impl<'t, W: Write> Rewriter<'t, W> {
-    pub(super) fn new(table: &'t SymbolTable, output: W, mode: Mode) -> Self {
+impl<'t> Rewriter<'t> {
+    pub(super) fn new(table: &'t SymbolTable, output: super::pipe::Sender, mode: Mode) -> Self {
         let mut names = Interner::default();
         let none = names.intern(b"");
         let unknown = names.intern(b"???");
@@ -182,7 +184,7 @@ impl<'t, W: Write> Rewriter<'t, W> {
             part: Part::new(none),
             group: Default::default(),
             held: Default::default(),
-            last_hit: None,
+            last_found: None,
             stats: Stats::default(),
             unknown,
             buf: Vec::with_capacity(256),

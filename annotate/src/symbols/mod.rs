@@ -68,12 +68,24 @@ pub struct Symbol {
 impl Symbol {
     /// The source row covering `addr`, if it carries a line.
     pub fn row_at(&self, addr: u64) -> Option<Row> {
-        let offset = addr.checked_sub(self.start)?;
-        let i = self
-            .rows
-            .partition_point(|r| r.offset <= offset)
-            .checked_sub(1)?;
-        Some(self.rows[i]).filter(|r| r.line != 0)
+        self.row_span(addr).1
+    }
+
+    /// [`Symbol::row_at`], with the addresses that share its answer.
+    pub fn row_span(&self, addr: u64) -> (std::ops::Range<u64>, Option<Row>) {
+        let offset = addr.saturating_sub(self.start);
+        let i = self.rows.partition_point(|r| r.offset <= offset);
+        let from = match i {
+            0 => 0,
+            _ => self.rows[i - 1].offset,
+        };
+        let to = self.rows.get(i).map_or(u64::MAX - self.start, |r| r.offset);
+        let row = i.checked_sub(1).map(|i| self.rows[i]);
+        let span = self.start.saturating_add(from)..self.start.saturating_add(to);
+        match addr < self.start {
+            true => (0..self.start, None),
+            false => (span, row.filter(|r| r.line != 0)),
+        }
     }
 }
 
