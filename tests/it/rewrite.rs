@@ -437,8 +437,11 @@ fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
             vec![variants.join(format!("jit-{pid}.dump"))],
         ));
     }
-    let (profile, dump) = util::generated_profile(dir, 2);
-    cases.push((profile, vec![dump]));
+    for call_jit_percent in [15, 73] {
+        let dir = dir.join(format!("generated-{call_jit_percent}"));
+        let (profile, dump) = util::generated_profile(&dir, 2, call_jit_percent);
+        cases.push((profile, vec![dump]));
+    }
     cases
 }
 

@@ -72,16 +72,23 @@ pub fn cli() -> PathBuf {
 }
 
 /// annotate's profile generator (`annotate/examples/gen_profile.rs`):
-/// writes `callgrind.out.4242` and `jit-4242.dump` of about `mb` MB into
-/// `dir` and returns their paths.
-pub fn generated_profile(dir: &Path, mb: u32) -> (PathBuf, PathBuf) {
+/// writes `callgrind.out.4242` and `jit-4242.dump` of about `mb` MB, with
+/// `call_jit_percent`% of calls into JIT code, into `dir` and returns their
+/// paths.
+pub fn generated_profile(dir: &Path, mb: u32, call_jit_percent: u32) -> (PathBuf, PathBuf) {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     let bin = built_once(
         &BIN,
         &["-p", "annotate", "--example", "gen_profile"],
         "target/debug/examples/gen_profile",
     );
-    run_ok(Command::new(bin).arg(mb.to_string()).arg(dir));
+    run_ok(
+        Command::new(bin)
+            .arg(mb.to_string())
+            .arg(dir)
+            .arg("10")
+            .arg(call_jit_percent.to_string()),
+    );
     (dir.join("callgrind.out.4242"), dir.join("jit-4242.dump"))
 }
 

@@ -111,6 +111,42 @@ impl<T> IdMap<T> {
     }
 }
 
+/// A set of small ids (those a dense [`IdMap`] holds), one bit each: small
+/// enough to stay in the fastest cache.
+#[derive(Debug, Default)]
+pub struct IdSet(Vec<u64>);
+
+impl IdSet {
+    /// Whether `id` is in the set.
+    #[inline]
+    pub fn contains(&self, id: u64) -> bool {
+        id < DENSE_LIMIT
+            && self
+                .0
+                .get((id / 64) as usize)
+                .is_some_and(|w| w >> (id % 64) & 1 == 1)
+    }
+
+    /// Adds `id` (ids beyond the dense range are never held).
+    pub fn insert(&mut self, id: u64) {
+        if id >= DENSE_LIMIT {
+            return;
+        }
+        let word = (id / 64) as usize;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (id % 64);
+    }
+
+    /// Removes `id`.
+    pub fn remove(&mut self, id: u64) {
+        if let Some(w) = self.0.get_mut((id / 64) as usize) {
+            *w &= !(1 << (id % 64));
+        }
+    }
+}
+
 /// One id of the object or file space.
 #[derive(Clone, Copy, Debug)]
 pub struct NameEntry {

@@ -8,6 +8,7 @@
 
 use super::calls::CountLine;
 use super::ids::Sym;
+use super::line::bare_id;
 use super::rewrite::{Block, FnKind, FnRef, Res, Rewriter, Space};
 
 /// What the lane did with a line.
@@ -37,7 +38,16 @@ pub(super) struct HeldCall {
     /// group is.
     defined: [Option<(Space, u64)>; 2],
     /// The callee, once `cfn=` is held.
-    callee: Option<FnRef>,
+    callee: Option<Callee>,
+}
+
+/// A held call's callee.
+#[derive(Clone, Copy, Debug)]
+enum Callee {
+    /// Native code: the call stays as written; its id is marked as written.
+    Native(Option<u64>),
+    /// JIT code: the call is rewritten.
+    Jit(FnRef),
 }
 
 impl HeldCall {
@@ -141,7 +151,9 @@ impl Rewriter<'_> {
         if p.out_ob != p.in_ob || p.out_fl != p.in_fl {
             return None;
         }
-        self.native_fn(value, self.part.in_ob)?;
+        if !bare_id(value).is_some_and(|id| p.native_written.contains(id)) {
+            self.native_fn(value, self.part.in_ob)?;
+        }
         self.part.block = Block::Native;
         self.part.absolute_next = false;
         Some(Pass::Copied)
@@ -160,6 +172,7 @@ impl Rewriter<'_> {
             return None;
         }
         entry.emitted = true;
+        self.part.native_written.insert(id);
         Some(())
     }
 
@@ -204,22 +217,27 @@ impl Rewriter<'_> {
     /// The callee: JIT code (its call is rewritten), or native code with
     /// no `cob=`/`cfi=` owed for it (its call stays as it is).
     fn hold_callee(&mut self, value: &[u8]) -> Option<Pass> {
+        let p = &self.part;
+        let same_defaults = p.out_ob == p.in_ob && p.out_file == p.in_file;
+        if let Some(id) = bare_id(value).filter(|&id| p.native_written.contains(id)) {
+            same_defaults.then_some(())?;
+            self.held.callee = Some(Callee::Native(Some(id)));
+            return Some(Pass::Held);
+        }
         let object = self.held.ob.unwrap_or(self.part.in_ob);
         let f = self.resolve_fn(value, object).ok()?;
-        match (f.kind, f.id) {
-            (FnKind::Jit { .. }, _) => {}
+        let callee = match (f.kind, f.id) {
+            (FnKind::Jit { .. }, _) => Callee::Jit(f),
             (FnKind::Renamed(_), _) => return None,
             (_, id) => {
-                let p = &self.part;
-                if p.out_ob != p.in_ob || p.out_file != p.in_file {
-                    return None;
-                }
+                same_defaults.then_some(())?;
                 if let Some(id) = id {
                     (self.part.fns.get(id)?.emitted || f.defines).then_some(())?;
                 }
+                Callee::Native(id)
             }
-        }
-        self.held.callee = Some(f);
+        };
+        self.held.callee = Some(callee);
         Some(Pass::Held)
     }
 
@@ -228,15 +246,19 @@ impl Rewriter<'_> {
     fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
         let callee = self.held.callee?;
         CountLine::parse("calls", line).ok()?;
-        if let FnKind::Jit { .. } = callee.kind {
+        let Callee::Native(id) = callee else {
             return Some(Pass::Rewrite);
-        }
+        };
         let held = std::mem::take(&mut self.held);
         for (space, id) in held.defined.into_iter().flatten() {
             self.space_mut(space).ids.get_mut(id)?.emitted = true;
         }
-        if let Some(id) = callee.id {
-            self.part.fns.get_mut(id)?.emitted = true;
+        if let Some(id) = id.filter(|&id| !self.part.native_written.contains(id)) {
+            let entry = self.part.fns.get_mut(id)?;
+            entry.emitted = true;
+            if entry.kind == FnKind::Native {
+                self.part.native_written.insert(id);
+            }
         }
         self.group.await_verbatim();
         Some(Pass::Copied)
@@ -246,7 +268,9 @@ impl Rewriter<'_> {
     /// the held lines and `line`, its `calls=` line.
     pub(super) fn write_held_call(&mut self, line: &[u8]) -> Res {
         let held = std::mem::take(&mut self.held);
-        let callee = held.callee.expect("a held callee");
+        let Some(Callee::Jit(callee)) = held.callee else {
+            unreachable!("Pass::Rewrite is for a held JIT callee")
+        };
         self.write_jit_call(callee, CountLine::parse("calls", line)?)?;
         self.group.await_verbatim();
         Ok(())

@@ -179,7 +179,7 @@ pub fn name_ref(value: &[u8]) -> Result<NameRef<'_>, LineError> {
 
 /// The id of a value that is only `(N)` (the common case), N below 10^19.
 #[inline]
-fn bare_id(value: &[u8]) -> Option<u64> {
+pub fn bare_id(value: &[u8]) -> Option<u64> {
     let digits = value.strip_prefix(b"(")?.strip_suffix(b")")?;
     if digits.is_empty() || digits.len() > 19 {
         return None;

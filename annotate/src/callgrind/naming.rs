@@ -104,6 +104,7 @@ impl Rewriter<'_> {
                 let name = name.unwrap_or_default();
                 let (sym, kind) = (self.names.intern(name), self.classify_fn(name, object));
                 if let Some(id) = id {
+                    self.part.native_written.remove(id);
                     self.part.fns.insert(
                         id,
                         FnEntry {

@@ -100,6 +100,9 @@ pub(super) struct Part {
     pub obs: NameSpace,
     pub files: NameSpace,
     pub fns: IdMap<FnEntry>,
+    /// Function ids of native functions the output has defined: the fast
+    /// lane copies their references without looking further.
+    pub native_written: super::ids::IdSet,
     pub in_ob: Sym,
     pub in_fl: Sym,
     pub in_file: Sym,
@@ -124,6 +127,7 @@ impl Part {
             obs: NameSpace::default(),
             files: NameSpace::default(),
             fns: IdMap::default(),
+            native_written: Default::default(),
             in_ob: none,
             in_fl: none,
             in_file: none,
