@@ -3,11 +3,14 @@
 # `sed -E` rename of the same page-cached profile, at two sizes, with peak
 # memory. Prints a markdown table of medians. Not part of CI.
 # Usage: scripts/bench-annotate.sh [SIZES_MB...]   (default: 50 500)
+# CALL_JIT_PERCENT=73 gives the JIT-call-heavy variant (default 15, as in
+# the real MoarVM profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(50 500)
 runs=5
+calls=${CALL_JIT_PERCENT:-15}
 cargo build --release --locked -q -p annotate --bin callgrind-jit --example gen_profile
 bin=$PWD/target/release/callgrind-jit
 dir=$PWD/target/bench
@@ -30,8 +33,8 @@ time_it() {
 echo "| profile | cp | sed -E rename | callgrind-jit annotate | annotate / cp | sed / annotate | annotate max RSS |"
 echo "|---|---|---|---|---|---|---|"
 for mb in "${sizes[@]}"; do
-  d=$dir/$mb
-  [ -f "$d/callgrind.out.4242" ] || target/release/examples/gen_profile "$mb" "$d" > /dev/null
+  d=$dir/$mb-$calls
+  [ -f "$d/callgrind.out.4242" ] || target/release/examples/gen_profile "$mb" "$d" 10 "$calls" > /dev/null
   cat "$d/callgrind.out.4242" "$d/jit-4242.dump" > /dev/null   # page cache
   time_it cp cp "$d/callgrind.out.4242" "$d/copy.out"
   time_it sed sed -E -e 's/^fn=\(([0-9]+)\) 0x00000000400.*/fn=(\1) renamed/' -e 'w '"$d/sed.out" "$d/callgrind.out.4242"
@@ -46,4 +49,4 @@ for mb in "${sizes[@]}"; do
   rm -f "$d/copy.out" "$d/sed.out" "$d/annotated.out"
 done
 echo
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs"
+echo "calls into JIT code: $calls%; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs"
