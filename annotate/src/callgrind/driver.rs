@@ -161,7 +161,7 @@ impl<R: Read> Driver<R> {
     /// lines in the lane (most lines) take the tightest path.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.map_or(self.start, |h| h.0);
-        let mut lane = rw.copies_cost_lines();
+        let mut lane = rw.lane_open();
         let mut copied = false;
         let base = self.start;
         for nl in Newlines::new(&self.buf[base..self.end]) {
@@ -193,7 +193,7 @@ impl<R: Read> Driver<R> {
                     rewrite_line(rw, pass, &self.buf[..line_end], line_start, held, line_no)?;
                 }
             }
-            lane = rw.copies_cost_lines();
+            lane = rw.lane_open();
         }
         if copied {
             rw.copied_cost_lines();

@@ -3,7 +3,7 @@
 //! driver copies them in runs. Whatever the lane is unsure of, it declines,
 //! and the general rewriter sees the line (and any call lines held back).
 //!
-//! The lane is entered only where [`Rewriter::copies_cost_lines`] holds:
+//! The lane is entered only where [`Rewriter::lane_open`] holds:
 //! fast mode, native code, output state equal to the input's.
 
 use super::calls::CountLine;
@@ -244,11 +244,11 @@ impl Rewriter<'_> {
     /// `calls=` after a held callee: a native one's group is written as
     /// held; a JIT one's is rewritten.
     fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
-        let callee = self.held.callee?;
-        CountLine::parse("calls", line).ok()?;
-        let Callee::Native(id) = callee else {
+        let Callee::Native(id) = self.held.callee? else {
+            // `write_held_call` parses the line (failing as the rewriter would).
             return Some(Pass::Rewrite);
         };
+        CountLine::parse("calls", line).ok()?;
         let held = std::mem::take(&mut self.held);
         for (space, id) in held.defined.into_iter().flatten() {
             self.space_mut(space).ids.get_mut(id)?.emitted = true;

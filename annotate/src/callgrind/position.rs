@@ -103,7 +103,7 @@ impl Columns {
     ) -> Result<(Pos, &'a [u8]), Option<LineError>> {
         let (tokens, rest) = self.split(text)?;
         let tokens = &tokens[..self.kinds.len()];
-        if tokens.iter().any(|t| matches!(t[0], b'*' | b'+' | b'-')) {
+        if has_relative(tokens) {
             return Err(None);
         }
         let mut pos = [0; MAX_COLUMNS];
@@ -115,14 +115,8 @@ impl Columns {
 
     /// True when no position column is relative (`*`, `+N`, `-N`).
     pub fn is_absolute(&self, text: &[u8]) -> bool {
-        let mut tokens = text
-            .split(|&b| b == b' ' || b == b'\t')
-            .filter(|t| !t.is_empty());
-        (0..self.kinds.len()).all(|_| {
-            tokens
-                .next()
-                .is_some_and(|t| !matches!(t[0], b'*' | b'+' | b'-'))
-        })
+        self.split(text)
+            .is_ok_and(|(tokens, _)| !has_relative(&tokens[..self.kinds.len()]))
     }
 
     /// The costs after the position columns.
@@ -225,6 +219,11 @@ fn decode_one(token: &[u8], prev: u64) -> Result<u64, LineError> {
             .ok_or_else(bad),
         _ => number(token).ok_or_else(bad),
     }
+}
+
+/// True if a position token is relative (`*`, `+N`, `-N`).
+fn has_relative(tokens: &[&[u8]]) -> bool {
+    tokens.iter().any(|t| matches!(t[0], b'*' | b'+' | b'-'))
 }
 
 /// Decimal or `0x` hex.

@@ -209,7 +209,7 @@ impl<'t> Rewriter<'t> {
     /// True while the fast lane may take lines (see `lane`):
     /// fast mode, native code, output state equal to the input's, and no
     /// call or jump being rewritten.
-    pub(super) fn copies_cost_lines(&self) -> bool {
+    pub(super) fn lane_open(&self) -> bool {
         self.fast()
             && self.part.synced
             && self.part.block == Block::Native
