@@ -10,6 +10,10 @@ use super::rewrite::{Block, Fail, Res, Rewriter, Space};
 #[derive(Clone, Debug)]
 pub(super) struct Located {
     range: std::ops::Range<u64>,
+    /// The symbol's segment, which holds the range.
+    segment: std::ops::Range<u64>,
+    /// Where the row search ended (a hint for the next one).
+    row_index: usize,
     symbol: u32,
     row: Option<crate::symbols::Row>,
 }
@@ -44,19 +48,26 @@ impl Rewriter<'_> {
     }
 
     /// The symbol and row covering `addr`, remembering the addresses that
-    /// share the answer: cost lines of one function hit it in a row.
+    /// share the answer: cost lines of one function hit it in a row, or
+    /// at least stay in its segment (then only its rows are searched).
     fn lookup(&mut self, addr: u64) -> Option<Located> {
-        if let Some(found) = &self.last_found {
-            if found.range.contains(&addr) {
-                return Some(found.clone());
+        let (segment, symbol, hint) = match &self.last_found {
+            Some(found) if found.range.contains(&addr) => return Some(found.clone()),
+            Some(found) if found.segment.contains(&addr) => {
+                (found.segment.clone(), found.symbol, found.row_index)
             }
-        }
-        let (segment, hit) = self.table.lookup_range(addr)?;
-        let (span, row) = self.table.symbol(hit.symbol).row_span(addr);
+            _ => {
+                let (segment, hit) = self.table.lookup_range(addr)?;
+                (segment, hit.symbol, 0)
+            }
+        };
+        let (span, row, row_index) = self.table.symbol(symbol).row_span_near(addr, hint);
         let range = segment.start.max(span.start)..segment.end.min(span.end);
         let found = Located {
             range,
-            symbol: hit.symbol,
+            segment,
+            row_index,
+            symbol,
             row,
         };
         self.last_found = Some(found.clone());
@@ -77,15 +88,14 @@ impl Rewriter<'_> {
     /// Writes a position line for `pos` (relative to the output state,
     /// absolute where that is unknown) followed by `costs`.
     pub(super) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
-        self.buf.clear();
-        let prev = self.part.out_pos;
-        self.cols
-            .encode(&mut self.buf, &pos, &prev, self.part.absolute_next);
-        if !costs.is_empty() {
-            self.buf.push(b' ');
-            self.buf.extend_from_slice(costs);
-        }
-        self.out.raw_line(&self.buf)?;
+        let (cols, prev, absolute) = (&self.cols, &self.part.out_pos, self.part.absolute_next);
+        self.out.composed(|buf| {
+            cols.encode(buf, &pos, prev, absolute);
+            if !costs.is_empty() {
+                buf.push(b' ');
+                buf.extend_from_slice(costs);
+            }
+        })?;
         self.part.out_pos = pos;
         self.part.absolute_next = false;
         self.part.synced = pos == self.part.in_pos;
@@ -152,9 +162,11 @@ impl Rewriter<'_> {
 
 /// Checks a count field (`calls=` count, `jcnd=` taken/executed).
 pub(super) fn check_count(token: &[u8]) -> Res {
-    let ok = token
-        .split(|&b| b == b'/')
-        .all(|n| line::parse_u64(n).is_some());
+    let plain = !token.is_empty() && token.len() < 20 && token.iter().all(u8::is_ascii_digit);
+    let ok = plain
+        || token
+            .split(|&b| b == b'/')
+            .all(|n| line::parse_u64(n).is_some());
     if ok {
         Ok(())
     } else {

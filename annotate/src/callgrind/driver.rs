@@ -7,6 +7,7 @@
 
 use std::io::{self, Read, Write};
 
+use super::feed::{Chunk, Feed, HEADROOM};
 use super::lane::{is_short_cost_line, Pass};
 use super::newlines::Newlines;
 use super::rewrite::{Fail, Rewriter};
@@ -15,8 +16,6 @@ use crate::symbols::SymbolTable;
 
 /// Longest line accepted; longer ones are an error, not an allocation.
 const MAX_LINE: usize = 16 << 20;
-/// Initial read buffer.
-const CHUNK: usize = 1 << 20;
 
 /// How the rewriter tracks positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,17 +83,19 @@ pub fn rewrite_slice<W: Write + Send>(
     }
 }
 
-/// Rewrites one profile from `input` to `output` (see [`Mode`]). Output
-/// is written on a second thread ([`pipe`](super::pipe)).
-pub fn rewrite<R: Read, W: Write + Send>(
+/// Rewrites one profile from `input` to `output` (see [`Mode`]). Input
+/// is read and output written on threads of their own
+/// ([`feed`](super::feed), [`pipe`](super::pipe)).
+pub fn rewrite<R: Read + Send, W: Write + Send>(
     input: R,
     output: W,
     table: &SymbolTable,
     mode: Mode,
 ) -> Result<Stats, RewriteError> {
     std::thread::scope(|scope| {
+        let (feed, _reader) = super::feed::spawn(scope, input);
         let (writer, handle) = super::pipe::spawn(scope, output);
-        let result = rewrite_to(input, writer, table, mode);
+        let result = rewrite_to(feed, writer, table, mode);
         // The writer thread's own error explains a failed send best.
         match (super::pipe::join(handle), result) {
             (Err(e), Ok(_) | Err(RewriteError::Io(_))) => Err(RewriteError::Io(e)),
@@ -103,15 +104,15 @@ pub fn rewrite<R: Read, W: Write + Send>(
     })
 }
 
-fn rewrite_to<R: Read>(
-    input: R,
+fn rewrite_to(
+    feed: Feed,
     output: super::pipe::Sender,
     table: &SymbolTable,
     mode: Mode,
 ) -> Result<Stats, RewriteError> {
     let mut driver = Driver {
-        input,
-        buf: vec![0; CHUNK],
+        feed,
+        buf: Vec::new(),
         start: 0,
         end: 0,
         eof: false,
@@ -132,8 +133,9 @@ fn error(fail: Fail, line: u64) -> RewriteError {
     }
 }
 
-struct Driver<R> {
-    input: R,
+struct Driver {
+    feed: Feed,
+    /// The current chunk, with the unfinished lines of the one before.
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
@@ -145,7 +147,7 @@ struct Driver<R> {
     held: Option<(usize, u64)>,
 }
 
-impl<R: Read> Driver<R> {
+impl Driver {
     fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         loop {
             self.lines(rw)?;
@@ -223,37 +225,44 @@ impl<R: Read> Driver<R> {
         rw.line(content, false).map_err(|f| error(f, self.line_no))
     }
 
-    /// Moves the unconsumed tail to the front and reads more; false at the
-    /// end of the input.
+    /// Puts the unconsumed tail (and held lines) in front of the next
+    /// chunk; false at the end of the input.
     fn refill(&mut self) -> Result<bool, RewriteError> {
         if self.eof {
             return Ok(false);
         }
         let keep = self.held.map_or(self.start, |h| h.0);
-        self.buf.copy_within(keep..self.end, 0);
-        self.end -= keep;
-        self.start -= keep;
-        self.held = self.held.map(|(_, line)| (0, line));
-        if self.end > MAX_LINE {
+        let tail = self.end - keep;
+        if tail > MAX_LINE {
             let message = format!("line longer than {} MiB", MAX_LINE >> 20);
             return Err(RewriteError::Parse {
                 line: self.line_no + 1,
                 message,
             });
         }
-        if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
+        let Chunk { buf: mut next, len } = self.feed.next().map_err(RewriteError::Io)?;
+        if len == 0 {
+            self.eof = true;
+            return Ok(self.start < self.end);
         }
-        let n = loop {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(RewriteError::Io(e)),
-            }
+        let at = if tail <= HEADROOM {
+            let at = HEADROOM - tail;
+            next[at..HEADROOM].copy_from_slice(&self.buf[keep..self.end]);
+            std::mem::swap(&mut self.buf, &mut next);
+            self.end = HEADROOM + len;
+            at
+        } else {
+            // A tail too long for the room in front: one buffer grows.
+            self.buf.copy_within(keep..self.end, 0);
+            self.buf.truncate(tail);
+            self.buf.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
+            self.end = self.buf.len();
+            0
         };
-        self.end += n;
-        self.eof = n == 0;
-        Ok(n > 0 || self.start < self.end)
+        self.feed.give_back(next);
+        self.start = self.start - keep + at;
+        self.held = self.held.map(|(_, line)| (at, line));
+        Ok(true)
     }
 }
 
@@ -273,6 +282,10 @@ fn rewrite_line(
     }
     if let Some((from, first)) = held {
         replay(rw, &buf[from..start], first)?;
+    } else if rw.takes_position(line) {
+        return rw
+            .cost_line(line, line, true)
+            .map_err(|f| error(f, line_no));
     }
     let content = line.strip_suffix(b"\r").unwrap_or(line);
     rw.line(content, true).map_err(|f| error(f, line_no))

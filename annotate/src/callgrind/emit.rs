@@ -72,10 +72,10 @@ impl Out {
         self.sent_if_full()
     }
 
-    /// A composed line (the caller's buffer, without its newline).
-    pub fn raw_line(&mut self, line: &[u8]) -> io::Result<()> {
+    /// A new line that `compose` appends to the output itself.
+    pub fn composed(&mut self, compose: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         self.separate();
-        self.buf.extend_from_slice(line);
+        compose(&mut self.buf);
         self.buf.push(b'\n');
         self.sent_if_full()
     }

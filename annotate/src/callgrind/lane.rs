@@ -137,6 +137,10 @@ impl Rewriter<'_> {
 
     /// The name of a value that can be copied, and the id it defines.
     fn known_name(&mut self, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
+        if let Some(id) = bare_id(value) {
+            let entry = self.space_mut(space).ids.get(id)?;
+            return entry.emitted.then_some((entry.sym, None));
+        }
         let (sym, nr) = self.name_value(space, value).ok()?;
         match (nr.id, nr.name) {
             (Some(id), None) if !self.space_mut(space).ids.get(id)?.emitted => None,

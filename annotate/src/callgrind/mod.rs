@@ -6,6 +6,7 @@ mod calls;
 mod costs;
 mod driver;
 mod emit;
+mod feed;
 pub mod fnname;
 mod ids;
 mod lane;

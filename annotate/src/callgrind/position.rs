@@ -87,6 +87,31 @@ impl Columns {
     /// Decodes the position columns of `text` against `state`; returns the
     /// absolute values and the rest of the line (costs), blanks removed.
     pub fn decode<'a>(&self, text: &'a [u8], state: &Pos) -> Result<(Pos, &'a [u8]), LineError> {
+        match self.decode_quick(text, state) {
+            Some(decoded) => Ok(decoded),
+            None => self.decode_checked(text, state),
+        }
+    }
+
+    /// [`decode`](Self::decode) in one pass over the common forms; `None`
+    /// for anything else (valid or not), which the token-wise decoder
+    /// then reads.
+    #[inline]
+    fn decode_quick<'a>(&self, text: &'a [u8], state: &Pos) -> Option<(Pos, &'a [u8])> {
+        let mut scan = Scan { text, at: 0 };
+        let mut pos = *state;
+        for (p, prev) in pos.iter_mut().zip(state).take(self.kinds.len()) {
+            *p = scan.column(*prev)?;
+        }
+        scan.skip_blanks();
+        Some((pos, &text[scan.at..]))
+    }
+
+    fn decode_checked<'a>(
+        &self,
+        text: &'a [u8],
+        state: &Pos,
+    ) -> Result<(Pos, &'a [u8]), LineError> {
         let (tokens, rest) = self.split(text)?;
         let mut pos = *state;
         for i in 0..self.kinds.len() {
@@ -101,6 +126,20 @@ impl Columns {
         &self,
         text: &'a [u8],
     ) -> Result<(Pos, &'a [u8]), Option<LineError>> {
+        let mut scan = Scan { text, at: 0 };
+        let mut pos = [0; MAX_COLUMNS];
+        let quick = pos.iter_mut().take(self.kinds.len()).all(|p| {
+            scan.skip_blanks();
+            let relative = matches!(text.get(scan.at), Some(b'*' | b'+' | b'-'));
+            scan.column(0)
+                .filter(|_| !relative)
+                .map(|v| *p = v)
+                .is_some()
+        });
+        if quick {
+            scan.skip_blanks();
+            return Ok((pos, &text[scan.at..]));
+        }
         let (tokens, rest) = self.split(text)?;
         let tokens = &tokens[..self.kinds.len()];
         if has_relative(tokens) {
@@ -150,25 +189,44 @@ impl Columns {
     /// equal, `+N`/`-N` for small steps, else absolute (hex for addresses);
     /// `absolute` forces absolute values.
     pub fn encode(&self, out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
+        // Composed on the stack, appended once: at most 19 bytes a column.
+        let mut line = [0u8; 20 * MAX_COLUMNS];
+        let mut len = 0;
         for (i, kind) in self.kinds.iter().enumerate() {
             if i > 0 {
-                out.push(b' ');
+                line[len] = b' ';
+                len += 1;
             }
             let (v, p) = (pos[i], prev[i]);
-            match (absolute, *kind) {
-                (false, _) if v == p => out.push(b'*'),
-                (false, _) if p > 0 && v > p && v - p < 100 => {
-                    out.push(b'+');
-                    push_decimal(out, v - p);
-                }
-                (false, _) if p > 0 && v < p && p - v < 100 => {
-                    out.push(b'-');
-                    push_decimal(out, p - v);
-                }
-                (_, Column::Instr) => push_hex(out, v),
-                _ => push_decimal(out, v),
-            }
+            let rest = &mut line[len..];
+            len += match (absolute, *kind) {
+                (false, _) if v == p => put(rest, b"*"),
+                (false, _) if p > 0 && v > p && v - p < 100 => put_step(rest, b'+', v - p),
+                (false, _) if p > 0 && v < p && p - v < 100 => put_step(rest, b'-', p - v),
+                (_, Column::Instr) => put(rest, hex(&mut [0u8; 18], v)),
+                _ => put(rest, decimal(&mut [0u8; 20], v)),
+            };
         }
+        out.extend_from_slice(&line[..len]);
+    }
+}
+
+/// Copies `bytes` to the front of `to`; their length.
+fn put(to: &mut [u8], bytes: &[u8]) -> usize {
+    to[..bytes.len()].copy_from_slice(bytes);
+    bytes.len()
+}
+
+/// `sign` and a step below 100; the bytes written.
+fn put_step(to: &mut [u8], sign: u8, step: u64) -> usize {
+    to[0] = sign;
+    if step < 10 {
+        to[1] = b'0' + step as u8;
+        2
+    } else {
+        to[1] = b'0' + (step / 10) as u8;
+        to[2] = b'0' + (step % 10) as u8;
+        3
     }
 }
 
@@ -191,9 +249,8 @@ pub fn decimal(digits: &mut [u8; 20], mut v: u64) -> &[u8] {
     &digits[i..]
 }
 
-/// Appends `v` as `0x` and lowercase hex.
-pub fn push_hex(out: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 16];
+/// `v` as `0x` and lowercase hex, written into the end of `digits`.
+fn hex(digits: &mut [u8; 18], mut v: u64) -> &[u8] {
     let mut i = digits.len();
     loop {
         i -= 1;
@@ -203,8 +260,8 @@ pub fn push_hex(out: &mut Vec<u8>, mut v: u64) {
             break;
         }
     }
-    out.extend_from_slice(b"0x");
-    out.extend_from_slice(&digits[i..]);
+    digits[i - 2..i].copy_from_slice(b"0x");
+    &digits[i - 2..]
 }
 
 fn decode_one(token: &[u8], prev: u64) -> Result<u64, LineError> {
@@ -252,6 +309,39 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
 
 /// Checks the cost columns (decimal u64s) and returns the first one.
 pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
+    match first_cost_quick(costs) {
+        Some(first) => Ok(first),
+        None => first_cost_checked(costs),
+    }
+}
+
+/// [`first_cost`] in one pass where no number has over 19 digits (no
+/// overflow possible); `None` otherwise, or on a bad byte.
+#[inline]
+fn first_cost_quick(costs: &[u8]) -> Option<u64> {
+    let (mut first, mut value, mut digits) = (None, 0u64, 0);
+    for &b in costs {
+        match b {
+            b'0'..=b'9' if digits < 19 => {
+                value = value * 10 + u64::from(b - b'0');
+                digits += 1;
+            }
+            b' ' | b'\t' => {
+                if digits > 0 {
+                    first.get_or_insert(value);
+                }
+                (value, digits) = (0, 0);
+            }
+            _ => return None,
+        }
+    }
+    if digits > 0 {
+        first.get_or_insert(value);
+    }
+    Some(first.unwrap_or(0))
+}
+
+fn first_cost_checked(costs: &[u8]) -> Result<u64, LineError> {
     let mut first = None;
     let mut at = 0;
     loop {
@@ -264,6 +354,66 @@ pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
             .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
         first.get_or_insert(value);
         at = end;
+    }
+}
+
+/// A one-pass reader of position columns (see [`Columns::decode`]).
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn skip_blanks(&mut self) {
+        while matches!(self.text.get(self.at), Some(b' ' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// One column against `prev`: `*`, `+N`, `-N`, or a number.
+    #[inline]
+    fn column(&mut self, prev: u64) -> Option<u64> {
+        self.skip_blanks();
+        let value = match *self.text.get(self.at)? {
+            b'*' => {
+                self.at += 1;
+                prev
+            }
+            b'+' => {
+                self.at += 1;
+                prev.checked_add(self.number()?)?
+            }
+            b'-' => {
+                self.at += 1;
+                prev.checked_sub(self.number()?)?
+            }
+            _ => self.number()?,
+        };
+        matches!(self.text.get(self.at), None | Some(b' ' | b'\t')).then_some(value)
+    }
+
+    /// `0x` and up to 16 hex digits, or up to 19 decimal digits.
+    #[inline]
+    fn number(&mut self) -> Option<u64> {
+        let text = self.text;
+        let hex = text.get(self.at) == Some(&b'0') && text.get(self.at + 1) == Some(&b'x');
+        let (radix, start) = if hex {
+            (16, self.at + 2)
+        } else {
+            (10, self.at)
+        };
+        let (mut at, mut value) = (start, 0u64);
+        while let Some(digit) = text.get(at).and_then(|&b| char::from(b).to_digit(radix)) {
+            value = value.wrapping_mul(u64::from(radix));
+            value = value.wrapping_add(u64::from(digit));
+            at += 1;
+        }
+        let most = if hex { 16 } else { 19 };
+        if at == start || at - start > most {
+            return None;
+        }
+        self.at = at;
+        Some(value)
     }
 }
 
@@ -309,6 +459,71 @@ mod tests {
         out.clear();
         cols.encode(&mut out, &[0x1005, 12, 0], &[0x1005, 12, 0], true);
         assert_eq!(out, b"0x1005 12");
+    }
+
+    /// Position and cost texts of every shape the readers meet, and broken ones.
+    fn shapes() -> Vec<Vec<u8>> {
+        let tokens: [&[u8]; 16] = [
+            b"*",
+            b"+3",
+            b"-2",
+            b"0x1f",
+            b"0X1F",
+            b"17",
+            b"+0x10",
+            b"-0x99999",
+            b"**",
+            b"+",
+            b"0x",
+            b"12a",
+            b"99999999999999999999",
+            b"9999999999999999999",
+            b"18446744073709551616",
+            b"0xffffffffffffffff",
+        ];
+        let mut shapes = Vec::new();
+        for a in tokens {
+            for b in tokens {
+                for sep in [&b" "[..], b"\t ", b""] {
+                    let line = [a, sep, b, b" 5 6"].concat();
+                    shapes.push(line.clone());
+                    shapes.push([a, sep, b].concat());
+                }
+            }
+        }
+        shapes
+    }
+
+    #[test]
+    fn one_pass_decoding_agrees_with_the_token_wise_one() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        for prev in [[0, 0, 0], [0x1000, 7, 0], [u64::MAX, 3, 0]] {
+            for text in shapes() {
+                let (tokens, rest) = cols.split(&text).unwrap_or_default();
+                let absolute = match cols.split(&text) {
+                    Err(e) => Err(Some(e)),
+                    Ok(_) if has_relative(&tokens[..2]) => Err(None),
+                    Ok(_) => {
+                        let values: Result<Vec<u64>, _> =
+                            tokens[..2].iter().map(|t| decode_one(t, 0)).collect();
+                        values.map(|v| ([v[0], v[1], 0], rest)).map_err(Some)
+                    }
+                };
+                assert_eq!(cols.decode_absolute(&text), absolute);
+                let want = cols.decode_checked(&text, &prev);
+                let got = cols.decode(&text, &prev);
+                let text = String::from_utf8_lossy(&text);
+                assert_eq!(got, want, "{text:?} after {prev:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_cost_check_agrees_with_the_token_wise_one() {
+        for text in shapes() {
+            let name = String::from_utf8_lossy(&text);
+            assert_eq!(first_cost(&text), first_cost_checked(&text), "{name:?}");
+        }
     }
 
     #[test]

@@ -240,6 +240,15 @@ impl<'t> Rewriter<'t> {
         }
     }
 
+    /// True for an LF position line that [`line`](Self::line) would hand
+    /// to [`cost_line`](Self::cost_line) as it is (no call or jump open).
+    #[inline]
+    pub(super) fn takes_position(&self, line: &[u8]) -> bool {
+        matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
+            && line.last() != Some(&b'\r')
+            && self.group.is_empty()
+    }
+
     pub(super) fn finish(mut self) -> Res<Stats> {
         if !self.group.is_empty() {
             return Err("file ends inside a call or jump".into());

@@ -73,8 +73,20 @@ impl Symbol {
 
     /// [`Symbol::row_at`], with the addresses that share its answer.
     pub fn row_span(&self, addr: u64) -> (std::ops::Range<u64>, Option<Row>) {
+        let (span, row, _) = self.row_span_near(addr, 0);
+        (span, row)
+    }
+
+    /// [`Symbol::row_span`], looking first at the rows from index `hint`
+    /// on (addresses mostly grow within a function); also returns the
+    /// index to pass as the next hint.
+    pub fn row_span_near(
+        &self,
+        addr: u64,
+        hint: usize,
+    ) -> (std::ops::Range<u64>, Option<Row>, usize) {
         let offset = addr.saturating_sub(self.start);
-        let i = self.rows.partition_point(|r| r.offset <= offset);
+        let i = self.rows_up_to(offset, hint);
         let from = match i {
             0 => 0,
             _ => self.rows[i - 1].offset,
@@ -83,9 +95,25 @@ impl Symbol {
         let row = i.checked_sub(1).map(|i| self.rows[i]);
         let span = self.start.saturating_add(from)..self.start.saturating_add(to);
         match addr < self.start {
-            true => (0..self.start, None),
-            false => (span, row.filter(|r| r.line != 0)),
+            true => (0..self.start, None, i),
+            false => (span, row.filter(|r| r.line != 0), i),
         }
+    }
+
+    /// How many rows start at or before `offset`, trying a few steps
+    /// from `hint` before a binary search.
+    fn rows_up_to(&self, offset: u64, hint: usize) -> usize {
+        let rows = &self.rows;
+        let mut i = hint.min(rows.len());
+        if i == 0 || rows[i - 1].offset <= offset {
+            for _ in 0..4 {
+                match rows.get(i) {
+                    Some(r) if r.offset <= offset => i += 1,
+                    _ => return i,
+                }
+            }
+        }
+        rows.partition_point(|r| r.offset <= offset)
     }
 }
 
@@ -233,5 +261,61 @@ impl SymbolTable {
     /// True when no source gave any symbol.
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_hint_never_changes_the_answer() {
+        let row = |offset, line| Row {
+            offset,
+            line,
+            file: 0,
+        };
+        let rows = vec![
+            row(0, 3),
+            row(4, 0),
+            row(5, 7),
+            row(9, 8),
+            row(20, 9),
+            row(21, 2),
+        ];
+        let symbol = Symbol {
+            name: "f".into(),
+            file: None,
+            line: 1,
+            start: 0x100,
+            size: 30,
+            rows,
+            source: 0,
+        };
+        for addr in 0xf0u64..0x130 {
+            // By a plain walk: the last row at or before the address.
+            let offset = addr.wrapping_sub(0x100);
+            let at = symbol.rows.iter().rposition(|r| r.offset <= offset);
+            let (want_span, want_row) = match at {
+                _ if addr < 0x100 => (0..0x100, None),
+                Some(i) => {
+                    let end = symbol
+                        .rows
+                        .get(i + 1)
+                        .map_or(u64::MAX, |r| 0x100 + r.offset);
+                    let row = Some(symbol.rows[i]).filter(|r| r.line != 0);
+                    (0x100 + symbol.rows[i].offset..end, row)
+                }
+                None => unreachable!("the first row is at offset 0"),
+            };
+            for hint in 0..=symbol.rows.len() + 1 {
+                let (span, row, _) = symbol.row_span_near(addr, hint);
+                assert_eq!(
+                    (span, row),
+                    (want_span.clone(), want_row),
+                    "{addr:#x} hint {hint}"
+                );
+            }
+        }
     }
 }

@@ -1,0 +1,162 @@
+//! Reading on a second thread: a reader thread fills chunks of about
+//! 1 MiB ahead of the rewriter, so the time the system spends reading
+//! overlaps the rewriting. Each chunk keeps room in front of its data, so
+//! the unfinished line of the chunk before can be put there without
+//! moving the new data.
+
+use std::io::{self, Read};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::thread::{Scope, ScopedJoinHandle};
+
+/// Data bytes per chunk.
+pub const CHUNK: usize = 1 << 20;
+/// Room in front of a chunk's data for the previous chunk's tail.
+pub const HEADROOM: usize = 64 << 10;
+/// Chunks read ahead (memory stays bounded).
+const AHEAD: usize = 2;
+
+/// A chunk read: its data is `buf[HEADROOM..HEADROOM + len]`; `len` 0
+/// means the end of the input.
+pub struct Chunk {
+    pub buf: Vec<u8>,
+    pub len: usize,
+}
+
+/// The rewriter's end: receives chunks, gives spent buffers back.
+pub struct Feed {
+    full: Receiver<io::Result<Chunk>>,
+    spent: Sender<Vec<u8>>,
+}
+
+impl Feed {
+    /// The next chunk, an empty one at the end of the input, or the read
+    /// error the reader thread stopped at.
+    pub fn next(&mut self) -> io::Result<Chunk> {
+        self.full.recv().unwrap_or_else(|_| {
+            Ok(Chunk {
+                buf: Vec::new(),
+                len: 0,
+            })
+        })
+    }
+
+    /// Hands a buffer back for the reader to fill again.
+    pub fn give_back(&mut self, buf: Vec<u8>) {
+        if buf.len() == HEADROOM + CHUNK {
+            let _ = self.spent.send(buf);
+        }
+    }
+}
+
+/// Starts a reader thread in `scope` reading `input` to its end or first
+/// error. It stops early once the [`Feed`] is dropped.
+pub fn spawn<'scope, R: Read + Send + 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    mut input: R,
+) -> (Feed, ScopedJoinHandle<'scope, ()>) {
+    let (full_tx, full_rx) = sync_channel(AHEAD);
+    let (spent_tx, spent_rx) = channel();
+    let handle = scope.spawn(move || read_all(&mut input, &full_tx, &spent_rx));
+    let feed = Feed {
+        full: full_rx,
+        spent: spent_tx,
+    };
+    (feed, handle)
+}
+
+fn read_all<R: Read>(
+    input: &mut R,
+    full: &SyncSender<io::Result<Chunk>>,
+    spent: &Receiver<Vec<u8>>,
+) {
+    loop {
+        let mut buf = spent
+            .try_recv()
+            .unwrap_or_else(|_| vec![0; HEADROOM + CHUNK]);
+        let chunk = fill(input, &mut buf[HEADROOM..]).map(|len| Chunk { buf, len });
+        let last = !matches!(chunk, Ok(Chunk { len, .. }) if len > 0);
+        if full.send(chunk).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; the bytes read.
+fn fill<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads in uneven pieces and fails after `fail_after` bytes.
+    struct Stingy<'a> {
+        data: &'a [u8],
+        fail_after: Option<usize>,
+        read: usize,
+    }
+
+    impl Read for Stingy<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.fail_after.is_some_and(|f| self.read >= f) {
+                return Err(io::Error::other("disk gone"));
+            }
+            let n = buf.len().min(self.data.len()).min(1 + self.read % 7919);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            self.read += n;
+            Ok(n)
+        }
+    }
+
+    fn collect(input: Stingy) -> (Vec<u8>, Option<io::Error>) {
+        std::thread::scope(|scope| {
+            let (mut feed, _) = spawn(scope, input);
+            let mut got = Vec::new();
+            loop {
+                match feed.next() {
+                    Ok(Chunk { len: 0, .. }) => return (got, None),
+                    Ok(chunk) => {
+                        got.extend_from_slice(&chunk.buf[HEADROOM..HEADROOM + chunk.len]);
+                        feed.give_back(chunk.buf);
+                    }
+                    Err(e) => return (got, Some(e)),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn delivers_the_input_in_order_then_an_empty_chunk() {
+        let data: Vec<u8> = (0..3 * CHUNK + 12345).map(|i| (i % 251) as u8).collect();
+        let (got, err) = collect(Stingy {
+            data: &data,
+            fail_after: None,
+            read: 0,
+        });
+        assert!(err.is_none());
+        assert!(got == data, "{} bytes of {}", got.len(), data.len());
+    }
+
+    #[test]
+    fn a_read_error_arrives_after_the_data_before_it() {
+        let data = vec![b'x'; 3 * CHUNK];
+        let (got, err) = collect(Stingy {
+            data: &data,
+            fail_after: Some(CHUNK + 10),
+            read: 0,
+        });
+        assert_eq!(err.map(|e| e.to_string()).as_deref(), Some("disk gone"));
+        assert_eq!(got.len(), CHUNK);
+    }
+}
