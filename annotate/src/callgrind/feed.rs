@@ -1,5 +1,5 @@
-//! Reading on a second thread: a reader thread fills chunks of about
-//! 1 MiB ahead of the rewriter, so the time the system spends reading
+//! Reading on a second thread: a reader thread fills chunks of 256 KiB
+//! ahead of the rewriter, so the time the system spends reading
 //! overlaps the rewriting. Each chunk keeps room in front of its data, so
 //! the unfinished line of the chunk before can be put there without
 //! moving the new data.
@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// Data bytes per chunk.
-pub const CHUNK: usize = 1 << 20;
+pub const CHUNK: usize = 256 << 10;
 /// Room in front of a chunk's data for the previous chunk's tail.
 pub const HEADROOM: usize = 64 << 10;
 /// Chunks read ahead (memory stays bounded).
