@@ -285,7 +285,5 @@ impl Rewriter<'_> {
 /// characters), in LF form: nothing to check.
 #[inline]
 pub(super) fn is_short_cost_line(line: &[u8]) -> bool {
-    matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
-        && line.len() < 17
-        && line.last() != Some(&b'\r')
+    super::line::starts_position(line) && line.len() < 17 && line.last() != Some(&b'\r')
 }

@@ -61,6 +61,12 @@ pub enum Line<'a> {
     Position(&'a [u8]),
 }
 
+/// True when `line` starts like a position (cost) line.
+#[inline]
+pub fn starts_position(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
+}
+
 /// Classifies a line (without its line terminator).
 pub fn classify(line: &[u8]) -> Result<Line<'_>, LineError> {
     let Some(&first) = line.first() else {

@@ -244,9 +244,7 @@ impl<'t> Rewriter<'t> {
     /// to [`cost_line`](Self::cost_line) as it is (no call or jump open).
     #[inline]
     pub(super) fn takes_position(&self, line: &[u8]) -> bool {
-        matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
-            && line.last() != Some(&b'\r')
-            && self.group.is_empty()
+        super::line::starts_position(line) && line.last() != Some(&b'\r') && self.group.is_empty()
     }
 
     pub(super) fn finish(mut self) -> Res<Stats> {
