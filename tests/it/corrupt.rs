@@ -178,9 +178,27 @@ fn hostile_profiles_are_errors_naming_the_line() {
         ),
         ("fn=(2) f\n\u{0}\u{1}\n", 6, "unexpected character", true),
         ("fn=(2) f\nrec=1\n", 6, "mangle-names=no", true),
+        ("fn=(2) f\n0x10 1 1\n0 1 zz\n", 7, "bad cost 'zz'", true),
+        ("fn=(2) f\n0x10 1 1\n0 zz\n", 7, "bad position 'zz'", true),
+        (
+            "fn=(2) f\n0x10 1 1\n+1 1-2 3\n",
+            7,
+            "bad position '1-2'",
+            true,
+        ),
+        ("fn=(2) f\n0x10 1 1\n+1 * 1a\n", 7, "bad cost '1a'", true),
+        ("fn=(2) f\n0x10 1 1\n+1 * 0x5\n", 7, "bad cost '0x5'", true),
+        (
+            "fn=(2) f\n0x10 1 1\n+1 *5 5\n",
+            7,
+            "bad position '*5'",
+            true,
+        ),
+        ("fn=(2) f\n0x10 1 1\n5\n", 7, "position columns", false),
     ];
-    // Fast mode reads everything but short native cost lines (copied
-    // unread: a number over 64 bits needs 17 characters).
+    // Fast mode copies native position lines without placing them (a
+    // relative step below zero goes unseen) or counting their columns,
+    // but reads every character.
     for (body, line, message, fast_reads) in cases {
         let input = format!("{header}{body}");
         let err = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Exact)
@@ -192,7 +210,8 @@ fn hostile_profiles_are_errors_naming_the_line() {
         );
         let fast = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Fast);
         if fast_reads {
-            assert_eq!(fast.unwrap_err().to_string(), text, "{body:?} in fast mode");
+            let fast = fast.expect_err(&format!("{body:?} in fast mode"));
+            assert_eq!(fast.to_string(), text, "{body:?} in fast mode");
         }
     }
 }

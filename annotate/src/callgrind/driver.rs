@@ -1,15 +1,17 @@
 //! Feeding a profile to the rewriter, line by line, at close to copy speed.
 //!
-//! Lines are found eight bytes at a time in a large buffer. In native code
-//! whose output state equals the input's, the fast lane (`lane`) handles
-//! lines that stay as they are, and runs of them are written out with one
-//! copy; only the other lines enter the general rewriter.
+//! In native code whose output state equals the input's, runs of plain
+//! cost lines are passed over 64 bytes at a time (`cost_run`), the fast
+//! lane (`lane`) handles the other lines that stay as they are, and runs
+//! of both are written out with one copy; only the other lines, found
+//! with a block-wise newline scan, enter the general rewriter.
 
 use std::io::{self, Read, Write};
 
 use super::feed::{Chunk, Feed, HEADROOM};
-use super::lane::{is_short_cost_line, Pass};
+use super::lane::Pass;
 use super::newlines::Newlines;
+use super::plain_lines::Break;
 use super::rewrite::{Fail, Rewriter};
 use super::stats::Stats;
 use crate::symbols::SymbolTable;
@@ -118,6 +120,7 @@ fn rewrite_to(
         eof: false,
         line_no: 0,
         held: None,
+        marks: Marks::default(),
     };
     let mut rw = Rewriter::new(table, output, mode);
     driver.run(&mut rw)?;
@@ -145,6 +148,45 @@ struct Driver {
     /// Call lines the fast lane holds back, `buf[offset..start]`, and the
     /// number of the first one.
     held: Option<(usize, u64)>,
+    /// The lines of the current chunk that may not be plain cost lines.
+    marks: Marks,
+}
+
+/// The reader's [`Break`]s of the current chunk, for passing over runs of
+/// plain cost lines.
+#[derive(Default)]
+struct Marks {
+    breaks: Vec<Break>,
+    /// The first break not behind the driver.
+    cursor: usize,
+    /// Where the chunk's data starts in the driver's buffer.
+    data_start: usize,
+    /// Lines before the chunk's data.
+    base_line: u64,
+}
+
+impl Marks {
+    /// Where the run of plain cost lines starting at the line at `start`
+    /// ends, and the number of lines before that point; `None` if the
+    /// line at `start` may not be plain.
+    fn plain_run(&mut self, start: usize) -> Option<(usize, u64)> {
+        let at = u32::try_from(start.checked_sub(self.data_start)?).ok()?;
+        while self.breaks.get(self.cursor).is_some_and(|b| b.offset < at) {
+            self.cursor += 1;
+        }
+        let next = self.breaks.get(self.cursor)?;
+        let end = self.data_start + next.offset as usize;
+        (next.offset > at).then_some((end, self.base_line + u64::from(next.newlines)))
+    }
+
+    /// Takes the breaks of the chunk whose data now starts at `data_start`;
+    /// `line_no` lines came before it. Returns the old ones.
+    fn install(&mut self, breaks: Vec<Break>, data_start: usize, line_no: u64) -> Vec<Break> {
+        self.cursor = 0;
+        self.data_start = data_start;
+        self.base_line = line_no;
+        std::mem::replace(&mut self.breaks, breaks)
+    }
 }
 
 impl Driver {
@@ -158,26 +200,28 @@ impl Driver {
         }
     }
 
-    /// Handles the whole lines in the buffer. Lines the fast lane copies
-    /// are written in runs; the rest go through the rewriter. Short cost
-    /// lines in the lane (most lines) take the tightest path.
+    /// Handles the whole lines in the buffer. Runs of plain cost lines in
+    /// the lane (most lines) are passed over a block at a time; other
+    /// lines the lane copies are written in runs with them; the rest go
+    /// through the rewriter.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.map_or(self.start, |h| h.0);
         let mut lane = rw.lane_open();
-        let mut copied = false;
         let base = self.start;
-        for nl in Newlines::new(&self.buf[base..self.end]) {
+        let mut newlines = Newlines::new(&self.buf[base..self.end]);
+        loop {
+            if lane && self.held.is_none() {
+                if let Some((to, line_no)) = self.marks.plain_run(self.start) {
+                    (self.start, self.line_no) = (to, line_no);
+                    newlines.skip_to(to - base);
+                    rw.copied_cost_lines();
+                }
+            }
+            let Some(nl) = newlines.next() else { break };
             let (line_start, line_end) = (self.start, base + nl);
             self.start = line_end + 1;
             self.line_no += 1;
             let line = &self.buf[line_start..line_end];
-            if lane && self.held.is_none() && is_short_cost_line(line) {
-                copied = true;
-                continue;
-            }
-            if std::mem::take(&mut copied) {
-                rw.copied_cost_lines();
-            }
             let pass = if lane { rw.pass(line) } else { Pass::Declined };
             match pass {
                 Pass::Copied => self.held = None,
@@ -196,9 +240,6 @@ impl Driver {
                 }
             }
             lane = rw.lane_open();
-        }
-        if copied {
-            rw.copied_cost_lines();
         }
         let run_end = self.held.map_or(self.start, |h| h.0);
         rw.out
@@ -240,7 +281,11 @@ impl Driver {
                 message,
             });
         }
-        let Chunk { buf: mut next, len } = self.feed.next().map_err(RewriteError::Io)?;
+        let Chunk {
+            buf: mut next,
+            len,
+            breaks,
+        } = self.feed.next().map_err(RewriteError::Io)?;
         if len == 0 {
             self.eof = true;
             return Ok(self.start < self.end);
@@ -259,7 +304,12 @@ impl Driver {
             self.end = self.buf.len();
             0
         };
-        self.feed.give_back(next);
+        let breaks = self.marks.install(breaks, self.end - len, self.line_no);
+        self.feed.give_back(Chunk {
+            buf: next,
+            len: 0,
+            breaks,
+        });
         self.start = self.start - keep + at;
         self.held = self.held.map(|(_, line)| (at, line));
         Ok(true)

@@ -1,12 +1,15 @@
 //! Reading on a second thread: a reader thread fills chunks of 256 KiB
-//! ahead of the rewriter, so the time the system spends reading
-//! overlaps the rewriting. Each chunk keeps room in front of its data, so
-//! the unfinished line of the chunk before can be put there without
-//! moving the new data.
+//! ahead of the rewriter and marks the lines that are not plain cost
+//! lines ([`plain_lines`](super::plain_lines)), so the time the system
+//! spends reading, and that scan, overlap the rewriting. Each chunk keeps
+//! room in front of its data, so the unfinished line of the chunk before
+//! can be put there without moving the new data.
 
 use std::io::{self, Read};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
+
+use super::plain_lines::{breaks, Break};
 
 /// Data bytes per chunk.
 pub const CHUNK: usize = 256 << 10;
@@ -17,33 +20,31 @@ const AHEAD: usize = 2;
 
 /// A chunk read: its data is `buf[HEADROOM..HEADROOM + len]`; `len` 0
 /// means the end of the input.
+#[derive(Default)]
 pub struct Chunk {
     pub buf: Vec<u8>,
     pub len: usize,
+    /// The lines of the data that may not be plain cost lines.
+    pub breaks: Vec<Break>,
 }
 
 /// The rewriter's end: receives chunks, gives spent buffers back.
 pub struct Feed {
     full: Receiver<io::Result<Chunk>>,
-    spent: Sender<Vec<u8>>,
+    spent: Sender<Chunk>,
 }
 
 impl Feed {
     /// The next chunk, an empty one at the end of the input, or the read
     /// error the reader thread stopped at.
     pub fn next(&mut self) -> io::Result<Chunk> {
-        self.full.recv().unwrap_or_else(|_| {
-            Ok(Chunk {
-                buf: Vec::new(),
-                len: 0,
-            })
-        })
+        self.full.recv().unwrap_or_else(|_| Ok(Chunk::default()))
     }
 
-    /// Hands a buffer back for the reader to fill again.
-    pub fn give_back(&mut self, buf: Vec<u8>) {
-        if buf.len() == HEADROOM + CHUNK {
-            let _ = self.spent.send(buf);
+    /// Hands a chunk back for the reader to fill again.
+    pub fn give_back(&mut self, chunk: Chunk) {
+        if chunk.buf.len() == HEADROOM + CHUNK {
+            let _ = self.spent.send(chunk);
         }
     }
 }
@@ -64,16 +65,17 @@ pub fn spawn<'scope, R: Read + Send + 'scope>(
     (feed, handle)
 }
 
-fn read_all<R: Read>(
-    input: &mut R,
-    full: &SyncSender<io::Result<Chunk>>,
-    spent: &Receiver<Vec<u8>>,
-) {
+fn read_all<R: Read>(input: &mut R, full: &SyncSender<io::Result<Chunk>>, spent: &Receiver<Chunk>) {
     loop {
-        let mut buf = spent
-            .try_recv()
-            .unwrap_or_else(|_| vec![0; HEADROOM + CHUNK]);
-        let chunk = fill(input, &mut buf[HEADROOM..]).map(|len| Chunk { buf, len });
+        let mut chunk = spent.try_recv().unwrap_or_else(|_| Chunk {
+            buf: vec![0; HEADROOM + CHUNK],
+            ..Chunk::default()
+        });
+        let chunk = fill(input, &mut chunk.buf[HEADROOM..]).map(|len| {
+            let data = &chunk.buf[HEADROOM..HEADROOM + len];
+            breaks(data, &mut chunk.breaks);
+            Chunk { len, ..chunk }
+        });
         let last = !matches!(chunk, Ok(Chunk { len, .. }) if len > 0);
         if full.send(chunk).is_err() || last {
             return;
@@ -128,7 +130,7 @@ mod tests {
                     Ok(Chunk { len: 0, .. }) => return (got, None),
                     Ok(chunk) => {
                         got.extend_from_slice(&chunk.buf[HEADROOM..HEADROOM + chunk.len]);
-                        feed.give_back(chunk.buf);
+                        feed.give_back(chunk);
                     }
                     Err(e) => return (got, Some(e)),
                 }

@@ -68,8 +68,8 @@ impl Rewriter<'_> {
         pass
     }
 
-    /// The driver copied cost lines that [`is_short_cost_line`] passed,
-    /// with no call lines held.
+    /// The driver copied plain cost lines (see `cost_run`), with no call
+    /// lines held.
     pub(super) fn copied_cost_lines(&mut self) {
         self.part.known = false;
         self.group.clear();
@@ -279,11 +279,4 @@ impl Rewriter<'_> {
         self.group.await_verbatim();
         Ok(())
     }
-}
-
-/// A cost line too short to hold a number over 64 bits (17 or more
-/// characters), in LF form: nothing to check.
-#[inline]
-pub(super) fn is_short_cost_line(line: &[u8]) -> bool {
-    super::line::starts_position(line) && line.len() < 17 && line.last() != Some(&b'\r')
 }

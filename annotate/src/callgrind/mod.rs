@@ -14,6 +14,7 @@ pub mod line;
 mod naming;
 mod newlines;
 mod pipe;
+mod plain_lines;
 pub mod position;
 mod rewrite;
 mod stats;

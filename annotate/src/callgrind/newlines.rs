@@ -24,6 +24,15 @@ impl<'a> Newlines<'a> {
     }
 }
 
+impl Newlines<'_> {
+    /// Goes on from `offset`: newlines before it are passed over.
+    pub fn skip_to(&mut self, offset: usize) {
+        self.block = offset / BLOCK * BLOCK;
+        let before = (1u64 << (offset - self.block)) - 1;
+        self.mask = block_mask(self.hay, self.block) & !before;
+    }
+}
+
 impl Iterator for Newlines<'_> {
     type Item = usize;
 
@@ -100,6 +109,12 @@ mod tests {
             let hay = &text[..len];
             let want: Vec<_> = (0..len).filter(|&i| hay[i] == b'\n').collect();
             assert_eq!(Newlines::new(hay).collect::<Vec<_>>(), want, "len {len}");
+            let from = len * 5 / 7;
+            let mut skipped = Newlines::new(hay);
+            skipped.next();
+            skipped.skip_to(from);
+            let rest: Vec<_> = want.iter().copied().filter(|&i| i >= from).collect();
+            assert_eq!(skipped.collect::<Vec<_>>(), rest, "len {len} from {from}");
         }
     }
 }

@@ -1,0 +1,624 @@
+//! Which lines of a chunk are plain cost lines, found 64 bytes at a time
+//! on the reader thread.
+//!
+//! Most lines of a profile are cost lines of native code, copied as they
+//! are. The reader marks the lines that are not plainly cost lines; in
+//! native code the driver passes over everything between two marks in one
+//! step. A plain cost line starts with a position character and is made
+//! of tokens `*`, `N`, `+N`, `-N` of at most 16 characters (too short to
+//! overflow 64 bits), separated by spaces or tabs; N is decimal, or `0x`
+//! hex in the first token (an instruction address; costs are decimal).
+//! Any other line is marked; the lane reads it in full. Not seen here:
+//! how many columns are positions.
+//!
+//! Each 64-byte block becomes bit masks of byte classes (SSE2 on x86-64);
+//! the rules are shifts and ands on those masks, carried across blocks.
+
+const BLOCK: usize = 64;
+
+/// The start of a line that may not be a plain cost line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Break {
+    /// Offset in the chunk.
+    pub offset: u32,
+    /// Newlines in the chunk before `offset`.
+    pub newlines: u32,
+}
+
+/// Fills `out` with the breaks of `chunk` (at most 4 GiB), in order: one
+/// at 0 (the first line may continue the chunk before and is not read),
+/// one at each line start after that which is not a plain cost line, and
+/// one at the start of the last line (unfinished, or empty when the chunk
+/// ends with a newline). Between two breaks, every line is plain.
+pub fn breaks(chunk: &[u8], out: &mut Vec<Break>) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2::detected() {
+        // SAFETY: the CPU has the features `with_avx2` is compiled for.
+        return unsafe { avx2::breaks(chunk, out) };
+    }
+    breaks_with::<Baseline>(chunk, out);
+}
+
+/// A way to compute the [`Masks`] of a block.
+trait Classify {
+    fn masks(block: &[u8; BLOCK]) -> Masks;
+}
+
+/// What every CPU of the target has (SSE2 on x86-64).
+struct Baseline;
+
+impl Classify for Baseline {
+    #[inline(always)]
+    fn masks(block: &[u8; BLOCK]) -> Masks {
+        Masks::of(block)
+    }
+}
+
+#[inline(always)]
+fn breaks_with<C: Classify>(chunk: &[u8], out: &mut Vec<Break>) {
+    out.clear();
+    out.push(Break::default());
+    let Some(first) = memchr::memchr(b'\n', chunk) else {
+        return;
+    };
+    let mut marks = Marks {
+        out,
+        last_start: Break {
+            offset: first as u32 + 1,
+            newlines: 1,
+        },
+    };
+    let mut carry = Carry::LINE_START;
+    let mut newlines = 1;
+    let rest = &chunk[first + 1..];
+    let mut blocks = rest.chunks_exact(BLOCK);
+    let mut at = first as u32 + 1;
+    for block in blocks.by_ref() {
+        let m = C::masks(block.try_into().expect("chunks_exact"));
+        let (bad, starts) = carry.check(&m);
+        marks.block(at, newlines, &m, bad, starts);
+        newlines += m.nl.count_ones();
+        at += BLOCK as u32;
+    }
+    if !blocks.remainder().is_empty() {
+        let m = C::masks(&padded(blocks.remainder()));
+        let (bad, starts) = carry.check(&m);
+        marks.block(at, newlines, &m, bad, starts);
+        newlines += m.nl.count_ones();
+    }
+    let end = Break {
+        offset: chunk.len() as u32,
+        newlines,
+    };
+    let last = match memchr::memrchr(b'\n', chunk) {
+        Some(nl) if nl + 1 < chunk.len() => marks.last_start,
+        _ => end,
+    };
+    marks.push(last);
+}
+
+/// A block of the chunk; the last one padded with bytes no line may hold.
+#[inline(always)]
+fn padded(block: &[u8]) -> [u8; BLOCK] {
+    let mut full = [0xff; BLOCK];
+    full[..block.len()].copy_from_slice(block);
+    full
+}
+
+/// The breaks found so far.
+struct Marks<'a> {
+    out: &'a mut Vec<Break>,
+    /// The last line start seen.
+    last_start: Break,
+}
+
+impl Marks<'_> {
+    /// Marks the lines that hold a `bad` bit of the block at `at`, which
+    /// has `newlines` newlines before it.
+    #[inline(always)]
+    fn block(&mut self, at: u32, newlines: u32, m: &Masks, mut bad: u64, starts: u64) {
+        let start_at = |bit: u32| Break {
+            offset: at + bit,
+            newlines: newlines + (m.nl & below(bit)).count_ones(),
+        };
+        while bad != 0 {
+            let b = bad.trailing_zeros();
+            let line = highest(starts & up_to(b)).map_or(self.last_start, start_at);
+            self.push(line);
+            let later = starts & !up_to(b);
+            if later == 0 {
+                break;
+            }
+            bad &= !below(later.trailing_zeros());
+        }
+        if let Some(bit) = highest(starts) {
+            self.last_start = start_at(bit);
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, mark: Break) {
+        if self.out.last().is_none_or(|last| last.offset < mark.offset) {
+            self.out.push(mark);
+        }
+    }
+}
+
+/// Bits 0..=bit.
+#[inline(always)]
+fn up_to(bit: u32) -> u64 {
+    u64::MAX >> (63 - bit)
+}
+
+/// Bits 0..bit.
+#[inline(always)]
+fn below(bit: u32) -> u64 {
+    (1u64 << bit) - 1
+}
+
+#[inline(always)]
+fn highest(bits: u64) -> Option<u32> {
+    (bits != 0).then(|| 63 - bits.leading_zeros())
+}
+
+/// One bit per byte of a block, per byte class.
+#[derive(Clone, Copy, Debug, Default)]
+struct Masks {
+    nl: u64,
+    /// Space, tab or newline.
+    sep: u64,
+    /// Any byte a plain cost line may hold.
+    allowed: u64,
+    /// `0-9 + - *`: what a position line starts with.
+    start: u64,
+    /// `+` or `-`.
+    sign: u64,
+    star: u64,
+    /// `x` or `X`.
+    x: u64,
+    zero: u64,
+    digit: u64,
+    /// `0-9 a-f A-F`.
+    hex: u64,
+}
+
+/// What the rules need of the block before: its last bit of some masks,
+/// and the hex-digit run and token length still open at its end.
+#[derive(Clone, Copy, Debug)]
+struct Carry {
+    nl: u64,
+    sep: u64,
+    sign: u64,
+    star: u64,
+    x: u64,
+    /// A `0` that starts a number (after a separator or sign).
+    lead_zero: u64,
+    /// Carry out of the hex-run addition.
+    hex_run: u64,
+    /// Carry out of the first-token addition.
+    first_token: u64,
+    /// Bits of the previous block that are inside tokens.
+    token: u64,
+}
+
+impl Carry {
+    /// Before the first block: a line starts at bit 0.
+    const LINE_START: Carry = Carry {
+        nl: 1,
+        sep: 1,
+        sign: 0,
+        star: 0,
+        x: 0,
+        lead_zero: 0,
+        hex_run: 0,
+        first_token: 0,
+        token: 0,
+    };
+
+    /// The bytes of this block that break a rule, and its line starts;
+    /// becomes the carry for the next block.
+    #[inline(always)]
+    fn check(&mut self, m: &Masks) -> (u64, u64) {
+        let prev = |mask: u64, carry: u64| mask << 1 | carry;
+        let starts = prev(m.nl, self.nl);
+        let after_sep = prev(m.sep, self.sep);
+        let after_sign = prev(m.sign, self.sign);
+        let lead_zero = m.zero & (after_sep | after_sign);
+        let after_x = prev(m.x, self.x);
+        // Hex digits that continue a run begun right after an `x`.
+        let (sum, c1) = m.hex.overflowing_add(after_x & m.hex);
+        let (sum, c2) = sum.overflowing_add(self.hex_run);
+        let hex_run = (sum ^ m.hex) & m.hex;
+        let token = !m.sep;
+        // Token bytes of the run that begins at a line start.
+        let (sum, c3) = token.overflowing_add(starts & token);
+        let (sum, c4) = sum.overflowing_add(self.first_token);
+        let first_token = (sum ^ token) & token;
+        let bad = !m.allowed
+            | (m.x & !first_token)
+            | (starts & !m.start)
+            | ((m.sign | m.star) & !after_sep)
+            | (after_sign & !m.digit)
+            | (prev(m.star, self.star) & !m.sep)
+            | (m.x & !prev(lead_zero, self.lead_zero))
+            | (after_x & !m.hex)
+            | (m.hex & !m.digit & !hex_run)
+            | long_tokens(self.token, token);
+        *self = Carry {
+            nl: m.nl >> 63,
+            sep: m.sep >> 63,
+            sign: m.sign >> 63,
+            star: m.star >> 63,
+            x: m.x >> 63,
+            lead_zero: lead_zero >> 63,
+            hex_run: u64::from(c1 | c2),
+            first_token: u64::from(c3 | c4),
+            token,
+        };
+        (bad, starts)
+    }
+}
+
+/// Bits of `token` that are the 17th or later byte of a token, given the
+/// token bits of the block before.
+#[inline(always)]
+fn long_tokens(before: u64, token: u64) -> u64 {
+    let both = u128::from(token) << 64 | u128::from(before);
+    let two = both & both >> 1;
+    let four = two & two >> 2;
+    let eight = four & four >> 4;
+    let sixteen = eight & eight >> 8;
+    let seventeen = sixteen & both >> 16;
+    // Bit i of `seventeen`: bytes i..=i+16 are token bytes; i+16 is the
+    // byte to flag, in this block when 48 <= i < 112.
+    (seventeen >> 48) as u64
+}
+
+impl Masks {
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn of(block: &[u8; BLOCK]) -> Masks {
+        let mut m = Masks::default();
+        for (i, chunk) in block.chunks_exact(16).enumerate() {
+            let chunk: &[u8; 16] = chunk.try_into().expect("chunks_exact");
+            m.merge(sse2::masks(chunk), 16 * i as u32);
+        }
+        m
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn of(block: &[u8; BLOCK]) -> Masks {
+        let mut m = Masks::default();
+        for (i, &b) in block.iter().enumerate() {
+            m.merge(Masks::of_byte(b), i as u32);
+        }
+        m
+    }
+
+    /// The classes of one byte, in bit 0.
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    fn of_byte(b: u8) -> Masks {
+        let bit = |yes: bool| u64::from(yes);
+        let digit = b.is_ascii_digit();
+        let hex = b.is_ascii_hexdigit();
+        let sep = matches!(b, b' ' | b'\t' | b'\n');
+        let sign = matches!(b, b'+' | b'-');
+        let x = matches!(b, b'x' | b'X');
+        Masks {
+            nl: bit(b == b'\n'),
+            sep: bit(sep),
+            allowed: bit(hex || sep || sign || x || b == b'*'),
+            start: bit(digit || sign || b == b'*'),
+            sign: bit(sign),
+            star: bit(b == b'*'),
+            x: bit(x),
+            zero: bit(b == b'0'),
+            digit: bit(digit),
+            hex: bit(hex),
+        }
+    }
+
+    #[inline(always)]
+    fn merge(&mut self, part: Masks, shift: u32) {
+        self.nl |= part.nl << shift;
+        self.sep |= part.sep << shift;
+        self.allowed |= part.allowed << shift;
+        self.start |= part.start << shift;
+        self.sign |= part.sign << shift;
+        self.star |= part.star << shift;
+        self.x |= part.x << shift;
+        self.zero |= part.zero << shift;
+        self.digit |= part.digit << shift;
+        self.hex |= part.hex << shift;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use super::Masks;
+    use std::arch::x86_64::*;
+
+    /// The classes of 16 bytes, in bits 0..16. SSE2 is part of every
+    /// x86-64 CPU. Signed compares leave bytes of 0x80 and up in no class.
+    #[inline]
+    pub(super) fn masks(chunk: &[u8; 16]) -> Masks {
+        // SAFETY: SSE2 is always present on x86-64; the load reads the 16
+        // bytes of `chunk` (unaligned loads are allowed).
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+            let within = |v: __m128i, lo: u8, hi: u8| {
+                let above = _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1));
+                _mm_and_si128(above, _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)))
+            };
+            let or = |a, b| _mm_or_si128(a, b);
+            let bits = |v| u64::from(_mm_movemask_epi8(v) as u16);
+            let nl = is(b'\n');
+            let sep = or(or(is(b' '), is(b'\t')), nl);
+            let digit = within(v, b'0', b'9');
+            let hex = or(digit, within(or(v, _mm_set1_epi8(0x20)), b'a', b'f'));
+            let sign = or(is(b'+'), is(b'-'));
+            let star = is(b'*');
+            let x = or(is(b'x'), is(b'X'));
+            let allowed = or(or(hex, sep), or(or(sign, star), x));
+            Masks {
+                nl: bits(nl),
+                sep: bits(sep),
+                allowed: bits(allowed),
+                start: bits(or(digit, or(sign, star))),
+                sign: bits(sign),
+                star: bits(star),
+                x: bits(x),
+                zero: bits(is(b'0')),
+                digit: bits(digit),
+                hex: bits(hex),
+            }
+        }
+    }
+}
+
+/// The same on CPUs with AVX2, POPCNT and BMI1/LZCNT (bit counts are
+/// otherwise computed in software), found at run time.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{breaks_with, Break, Classify, Masks, BLOCK};
+    use std::arch::x86_64::*;
+
+    pub(super) fn detected() -> bool {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("popcnt")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("lzcnt")
+    }
+
+    #[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
+    pub(super) fn breaks(chunk: &[u8], out: &mut Vec<Break>) {
+        breaks_with::<Avx2>(chunk, out);
+    }
+
+    struct Avx2;
+
+    impl Classify for Avx2 {
+        #[inline(always)]
+        fn masks(block: &[u8; BLOCK]) -> Masks {
+            // SAFETY: only reached from `breaks`, compiled for AVX2.
+            unsafe { masks(block) }
+        }
+    }
+
+    /// The classes of a block, 32 bytes at a time.
+    #[target_feature(enable = "avx2")]
+    fn masks(block: &[u8; BLOCK]) -> Masks {
+        let mut m = Masks::default();
+        for (i, half) in block.chunks_exact(32).enumerate() {
+            // SAFETY: reads the 32 bytes of `half` (unaligned loads are allowed).
+            let v = unsafe { _mm256_loadu_si256(half.as_ptr().cast()) };
+            m.merge(half_masks(v), 32 * i as u32);
+        }
+        m
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn half_masks(v: __m256i) -> Masks {
+        let is = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
+        let within = |v: __m256i, lo: u8, hi: u8| {
+            let above = _mm256_cmpgt_epi8(v, _mm256_set1_epi8(lo as i8 - 1));
+            _mm256_andnot_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8(hi as i8)), above)
+        };
+        let or = |a, b| _mm256_or_si256(a, b);
+        let bits = |v| u64::from(_mm256_movemask_epi8(v) as u32);
+        let nl = is(b'\n');
+        let sep = or(or(is(b' '), is(b'\t')), nl);
+        let digit = within(v, b'0', b'9');
+        let hex = or(digit, within(or(v, _mm256_set1_epi8(0x20)), b'a', b'f'));
+        let sign = or(is(b'+'), is(b'-'));
+        let star = is(b'*');
+        let x = or(is(b'x'), is(b'X'));
+        let allowed = or(or(hex, sep), or(or(sign, star), x));
+        Masks {
+            nl: bits(nl),
+            sep: bits(sep),
+            allowed: bits(allowed),
+            start: bits(or(digit, or(sign, star))),
+            sign: bits(sign),
+            star: bits(star),
+            x: bits(x),
+            zero: bits(is(b'0')),
+            digit: bits(digit),
+            hex: bits(hex),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules of the module doc, one line at a time.
+    fn plain_cost_line(line: &[u8]) -> bool {
+        let sep = |b: &u8| matches!(b, b' ' | b'\t');
+        let mut tokens = line.split(sep).filter(|t| !t.is_empty());
+        let first = tokens.next().is_some_and(plain_token);
+        let decimal = |t: &[u8]| !t.contains(&b'x') && !t.contains(&b'X');
+        matches!(line.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'*'))
+            && first
+            && tokens.all(|t| plain_token(t) && decimal(t))
+    }
+
+    fn plain_token(t: &[u8]) -> bool {
+        let number = t.strip_prefix(b"+").or(t.strip_prefix(b"-")).unwrap_or(t);
+        let plain = match number.get(..2) {
+            Some(b"0x" | b"0X") => {
+                number.len() > 2 && number[2..].iter().all(u8::is_ascii_hexdigit)
+            }
+            _ => !number.is_empty() && number.iter().all(u8::is_ascii_digit),
+        };
+        t.len() <= 16 && (t == b"*" || plain)
+    }
+
+    /// The breaks a line-by-line reading gives.
+    fn slow_breaks(chunk: &[u8]) -> Vec<Break> {
+        let mut out = vec![Break::default()];
+        let Some(first) = chunk.iter().position(|&b| b == b'\n') else {
+            return out;
+        };
+        let mut at = first + 1;
+        let mut newlines = 1;
+        for line in chunk[first + 1..].split_inclusive(|&b| b == b'\n') {
+            let Some(text) = line.strip_suffix(b"\n") else {
+                break;
+            };
+            if !plain_cost_line(text) {
+                out.push(Break {
+                    offset: at as u32,
+                    newlines,
+                });
+            }
+            at += line.len();
+            newlines += 1;
+        }
+        if out.last().unwrap().offset < at as u32 {
+            out.push(Break {
+                offset: at as u32,
+                newlines,
+            });
+        }
+        out
+    }
+
+    /// The answer of `breaks`, after checking that the baseline code
+    /// gives the same.
+    fn fast_breaks(chunk: &[u8]) -> Vec<Break> {
+        let mut out = vec![Break::default(); 3];
+        breaks(chunk, &mut out);
+        let mut baseline = vec![Break::default(); 3];
+        breaks_with::<Baseline>(chunk, &mut baseline);
+        assert_eq!(out, baseline);
+        out
+    }
+
+    const LINES: &[&[u8]] = &[
+        b"0x2f780 297 13",
+        b"+1 +2 327",
+        b"+3 * 9690",
+        b"-0x1f -7 0",
+        b"* * 1",
+        b"16 0",
+        b"0X7fffFFFF 1\t2",
+        b"1234567890123456 1",
+        b"+0x10 3 ",
+        b"12345678901234567 1",
+        b"5 0x10 1",
+        b"+1 * 0x5",
+        b"0x00007fffffffffff 5",
+        b"fn=(12) main",
+        b"calls=3 0x400",
+        b"",
+        b"0 zz",
+        b"1-2 5",
+        b"++1 2",
+        b"+ 1",
+        b"*5 1",
+        b"** 1",
+        b"5* 1",
+        b"0x 1",
+        b"00x5 1",
+        b"0x5x3 1",
+        b"12ab 1",
+        b"1 ab",
+        b"x5 1",
+        b" 5 1",
+        b"5 1\r",
+        b"5 \xc3\xa9",
+        b"# comment",
+    ];
+
+    /// Deterministic pseudo-random lines from `LINES`.
+    fn text(seed: u64, count: usize, plain_only: bool) -> Vec<u8> {
+        let mut state = seed;
+        let mut out = Vec::new();
+        for _ in 0..count {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pool = if plain_only { 9 } else { LINES.len() };
+            let line = LINES[(state >> 33) as usize % pool];
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+        out
+    }
+
+    #[test]
+    fn sample_lines_are_classed_as_the_rules_say() {
+        let plain: Vec<_> = LINES.iter().map(|l| plain_cost_line(l)).collect();
+        assert!(plain[..9].iter().all(|&p| p), "{plain:?}");
+        assert!(plain[9..].iter().all(|&p| !p), "{plain:?}");
+    }
+
+    #[test]
+    fn every_line_alone_gives_the_slow_answer() {
+        for line in LINES {
+            for pad in 0..70 {
+                let mut chunk = b"tail\n".to_vec();
+                chunk.resize(pad + 5, b'5');
+                chunk.push(b'\n');
+                chunk.extend_from_slice(line);
+                chunk.extend_from_slice(b"\n1 2\n");
+                chunk.resize(256, b'7');
+                let line = line.escape_ascii();
+                assert_eq!(fast_breaks(&chunk), slow_breaks(&chunk), "{pad} {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_text_gives_the_slow_answer_at_every_length() {
+        for seed in 0..40 {
+            let text = text(seed, 120, seed % 4 == 0);
+            for len in (0..text.len()).step_by(7) {
+                let chunk = &text[len / 3..len];
+                assert_eq!(
+                    fast_breaks(chunk),
+                    slow_breaks(chunk),
+                    "seed {seed} len {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn long_tokens_across_blocks_are_marked() {
+        for at in 1..80 {
+            let mut chunk = vec![b'1'; 200];
+            for (i, b) in chunk.iter_mut().enumerate().take(at) {
+                *b = if i % 4 == 3 { b'\n' } else { b'2' };
+            }
+            chunk[at] = b'\n';
+            for i in (at + 18..200).step_by(4) {
+                chunk[i] = b'\n';
+            }
+            assert_eq!(fast_breaks(&chunk), slow_breaks(&chunk), "at {at}");
+        }
+    }
+}
