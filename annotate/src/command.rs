@@ -145,15 +145,15 @@ fn load_symbols(sources: &[PathBuf], bias: BiasMode) -> Result<SymbolTable> {
 }
 
 fn rewrite_file(input: &Path, out: &Path, symbols: &SymbolTable) -> Result<Stats> {
-    output::write_atomically(out, |w| {
-        let result = match rewrite_once(input, &mut *w, symbols, Mode::Fast)? {
+    // The rewriter buffers its output itself (and writes copied lines
+    // straight from its input buffers): the file takes no buffer of its own.
+    output::write_atomically(out, |mut file| {
+        let result = match rewrite_once(input, file, symbols, Mode::Fast)? {
             Err(RewriteError::NeedsExactMode { .. }) => {
                 // Not laid out as callgrind writes: start over, decoding everything.
-                w.flush()?;
-                w.get_ref().set_len(0)?;
-                let mut file: &File = w.get_ref();
+                file.set_len(0)?;
                 file.seek(SeekFrom::Start(0))?;
-                rewrite_once(input, &mut *w, symbols, Mode::Exact)?
+                rewrite_once(input, file, symbols, Mode::Exact)?
             }
             result => result,
         };

@@ -1,7 +1,6 @@
 //! Output files: default names, and writing whole or not at all.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -38,10 +37,7 @@ pub fn check_not_input(output: &Path, inputs: &[PathBuf]) -> Result<()> {
 
 /// Writes `path` through a temporary file beside it, renamed into place
 /// only when `fill` succeeds; on failure nothing is left behind.
-pub fn write_atomically<T>(
-    path: &Path,
-    fill: impl FnOnce(&mut BufWriter<&File>) -> Result<T>,
-) -> Result<T> {
+pub fn write_atomically<T>(path: &Path, fill: impl FnOnce(&File) -> Result<T>) -> Result<T> {
     let tmp = tempfile_for(path);
     let file = File::options()
         .write(true)
@@ -49,11 +45,7 @@ pub fn write_atomically<T>(
         .open(&tmp)
         .with_context(|| format!("cannot create '{}'", tmp.display()))?;
     let result = (|| {
-        let mut w = BufWriter::with_capacity(1 << 20, &file);
-        let value = fill(&mut w)?;
-        w.flush()
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-        drop(w);
+        let value = fill(&file)?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot rename to '{}'", path.display()))?;
         Ok(value)

@@ -96,7 +96,7 @@ pub fn rewrite<R: Read + Send, W: Write + Send>(
 ) -> Result<Stats, RewriteError> {
     std::thread::scope(|scope| {
         let (feed, _reader) = super::feed::spawn(scope, input);
-        let (writer, handle) = super::pipe::spawn(scope, output);
+        let (writer, handle) = super::pipe::spawn(scope, output, feed.spent_sender());
         let result = rewrite_to(feed, writer, table, mode);
         // The writer thread's own error explains a failed send best.
         match (super::pipe::join(handle), result) {
@@ -193,9 +193,11 @@ impl Driver {
     fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         loop {
             self.lines(rw)?;
-            if !self.refill()? {
+            if !self.refill(rw)? {
                 self.replay_held(rw)?;
-                return self.last_line(rw);
+                self.last_line(rw)?;
+                let buf = std::mem::take(&mut self.buf);
+                return self.chunk_done(rw, buf);
             }
         }
     }
@@ -231,7 +233,7 @@ impl Driver {
                 Pass::Rewrite | Pass::Declined => {
                     let run_end = self.held.map_or(line_start, |h| h.0);
                     rw.out
-                        .copy_run(&self.buf[run_start..run_end])
+                        .copy_input(run_start..run_end)
                         .map_err(RewriteError::Io)?;
                     run_start = self.start;
                     let held = self.held.take();
@@ -243,7 +245,7 @@ impl Driver {
         }
         let run_end = self.held.map_or(self.start, |h| h.0);
         rw.out
-            .copy_run(&self.buf[run_start..run_end])
+            .copy_input(run_start..run_end)
             .map_err(RewriteError::Io)
     }
 
@@ -266,9 +268,22 @@ impl Driver {
         rw.line(content, false).map_err(|f| error(f, self.line_no))
     }
 
+    /// Hands the buffer the output copies from to the writer, with
+    /// its breaks (both go back to the reader from there).
+    fn chunk_done(&mut self, rw: &mut Rewriter<'_>, buf: Vec<u8>) -> Result<(), RewriteError> {
+        let breaks = self.marks.install(Vec::new(), 0, self.line_no);
+        let chunk = Chunk {
+            buf,
+            len: 0,
+            breaks,
+        };
+        rw.out.chunk_done(chunk).map_err(RewriteError::Io)
+    }
+
     /// Puts the unconsumed tail (and held lines) in front of the next
-    /// chunk; false at the end of the input.
-    fn refill(&mut self) -> Result<bool, RewriteError> {
+    /// chunk, and hands the buffer it leaves to the writer; false at the
+    /// end of the input.
+    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, RewriteError> {
         if self.eof {
             return Ok(false);
         }
@@ -297,19 +312,26 @@ impl Driver {
             self.end = HEADROOM + len;
             at
         } else {
-            // A tail too long for the room in front: one buffer grows.
-            self.buf.copy_within(keep..self.end, 0);
-            self.buf.truncate(tail);
-            self.buf.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
+            // A tail too long for the room in front: a buffer of its own.
+            let mut joined = Vec::with_capacity(tail + len);
+            joined.extend_from_slice(&self.buf[keep..self.end]);
+            joined.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
+            let old = std::mem::replace(&mut self.buf, joined);
+            let unused = std::mem::replace(&mut next, old);
+            self.feed.give_back(Chunk {
+                buf: unused,
+                ..Chunk::default()
+            });
             self.end = self.buf.len();
             0
         };
-        let breaks = self.marks.install(breaks, self.end - len, self.line_no);
-        self.feed.give_back(Chunk {
+        let old = self.marks.install(breaks, self.end - len, self.line_no);
+        let done = Chunk {
             buf: next,
             len: 0,
-            breaks,
-        });
+            breaks: old,
+        };
+        rw.out.chunk_done(done).map_err(RewriteError::Io)?;
         self.start = self.start - keep + at;
         self.held = self.held.map(|(_, line)| (at, line));
         Ok(true)

@@ -43,9 +43,12 @@ impl Feed {
 
     /// Hands a chunk back for the reader to fill again.
     pub fn give_back(&mut self, chunk: Chunk) {
-        if chunk.buf.len() == HEADROOM + CHUNK {
-            let _ = self.spent.send(chunk);
-        }
+        let _ = self.spent.send(chunk);
+    }
+
+    /// Where others (the writer thread) hand chunks back.
+    pub fn spent_sender(&self) -> Sender<Chunk> {
+        self.spent.clone()
     }
 }
 
@@ -67,10 +70,15 @@ pub fn spawn<'scope, R: Read + Send + 'scope>(
 
 fn read_all<R: Read>(input: &mut R, full: &SyncSender<io::Result<Chunk>>, spent: &Receiver<Chunk>) {
     loop {
-        let mut chunk = spent.try_recv().unwrap_or_else(|_| Chunk {
-            buf: vec![0; HEADROOM + CHUNK],
-            ..Chunk::default()
-        });
+        let pooled = |c: &Chunk| c.buf.len() == HEADROOM + CHUNK;
+        let mut chunk = spent
+            .try_recv()
+            .ok()
+            .filter(pooled)
+            .unwrap_or_else(|| Chunk {
+                buf: vec![0; HEADROOM + CHUNK],
+                ..Chunk::default()
+            });
         let chunk = fill(input, &mut chunk.buf[HEADROOM..]).map(|len| {
             let data = &chunk.buf[HEADROOM..HEADROOM + len];
             breaks(data, &mut chunk.breaks);

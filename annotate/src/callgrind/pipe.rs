@@ -1,47 +1,78 @@
-//! Writing on a second thread: the rewriter fills buffers of about 1 MiB
-//! and a writer thread hands them to the output, so the time the system
-//! spends writing overlaps the rewriting instead of adding to it.
+//! Writing on a second thread. The rewriter hands over batches: the input
+//! chunk it has finished with, the bytes it wrote itself, and the order in
+//! which to write pieces of both. Lines copied unchanged are written
+//! straight from the input chunk (no copy in this process); the writer
+//! then gives the chunk back to the reader. The time the system spends
+//! writing overlaps the rewriting instead of adding to it.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
+use std::ops::Range;
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-/// Buffers in flight between the threads (memory stays bounded).
-const IN_FLIGHT: usize = 2;
+use super::feed::Chunk;
 
-/// The rewriter's end: sends full buffers, gets written ones back.
+/// Batches in flight between the threads (memory stays bounded).
+const IN_FLIGHT: usize = 2;
+/// Most slices per `writev` (Linux takes up to 1024).
+const MAX_SLICES: usize = 512;
+
+/// Where a piece of output comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Bytes of the batch's input chunk buffer.
+    Input(Range<usize>),
+    /// Bytes of the batch's own buffer.
+    Own(Range<usize>),
+}
+
+/// Output for the writer thread: `pieces` of `chunk` and `own`, in order.
+#[derive(Default)]
+pub struct Batch {
+    pub chunk: Option<Chunk>,
+    pub own: Vec<u8>,
+    pub pieces: Vec<Piece>,
+}
+
+/// The rewriter's end: sends batches, gets written ones back (emptied).
 pub struct Sender {
-    full: SyncSender<Vec<u8>>,
-    empty: Receiver<Vec<u8>>,
+    full: SyncSender<Batch>,
+    empty: Receiver<Batch>,
 }
 
 impl Sender {
-    /// Queues `buf` for writing; returns an empty buffer to fill next.
-    pub fn send(&mut self, buf: Vec<u8>) -> io::Result<Vec<u8>> {
-        let capacity = buf.capacity();
+    /// Queues `batch` for writing; returns an empty batch to fill next.
+    pub fn send(&mut self, batch: Batch) -> io::Result<Batch> {
+        let capacity = batch.own.capacity();
         self.full
-            .send(buf)
+            .send(batch)
             .map_err(|_| io::Error::other("the writer thread stopped"))?;
-        Ok(self
-            .empty
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(capacity)))
+        Ok(self.empty.try_recv().unwrap_or_else(|_| Batch {
+            own: Vec::with_capacity(capacity),
+            ..Batch::default()
+        }))
     }
 }
 
-/// Starts a writer thread in `scope` writing to `out`. Its result is the
-/// first write error, if any; it ends when the [`Sender`] is dropped.
+/// Starts a writer thread in `scope` writing to `out`; input chunks it is
+/// done with go to `spent`. Its result is the first write error, if any;
+/// it ends when the [`Sender`] is dropped.
 pub fn spawn<'scope, W: Write + Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     mut out: W,
+    spent: std::sync::mpsc::Sender<Chunk>,
 ) -> (Sender, ScopedJoinHandle<'scope, io::Result<()>>) {
-    let (full_tx, full_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT);
+    let (full_tx, full_rx) = sync_channel::<Batch>(IN_FLIGHT);
     let (empty_tx, empty_rx) = channel();
     let handle = scope.spawn(move || {
-        for mut buf in full_rx {
-            out.write_all(&buf)?;
-            buf.clear();
-            let _ = empty_tx.send(buf);
+        for mut batch in full_rx {
+            write_batch(&mut out, &batch)?;
+            if let Some(chunk) = batch.chunk.take() {
+                let _ = spent.send(chunk);
+            }
+            batch.own.clear();
+            batch.pieces.clear();
+            let _ = empty_tx.send(batch);
         }
         out.flush()
     });
@@ -52,9 +83,94 @@ pub fn spawn<'scope, W: Write + Send + 'scope>(
     (sender, handle)
 }
 
+/// Writes the pieces of `batch`, many per system call.
+fn write_batch(out: &mut impl Write, batch: &Batch) -> io::Result<()> {
+    let input = batch.chunk.as_ref().map_or(&[][..], |c| &c.buf[..]);
+    let slice = |piece: &Piece| match piece {
+        Piece::Input(r) => IoSlice::new(&input[r.clone()]),
+        Piece::Own(r) => IoSlice::new(&batch.own[r.clone()]),
+    };
+    for group in batch.pieces.chunks(MAX_SLICES) {
+        let mut slices: Vec<IoSlice> = group.iter().map(slice).collect();
+        write_all_vectored(out, &mut slices)?;
+    }
+    Ok(())
+}
+
+fn write_all_vectored(out: &mut impl Write, mut slices: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut slices, 0); // drops empty slices in front
+    while !slices.is_empty() {
+        match out.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Waits for the writer thread: its error if it had one.
 pub fn join(handle: ScopedJoinHandle<'_, io::Result<()>>) -> io::Result<()> {
     handle
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Takes at most `max` bytes a call, from the first slice only, as a
+    /// writer without vectored writes does.
+    struct Trickle {
+        got: Vec<u8>,
+        max: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.max);
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn pieces_are_written_in_order_through_short_writes() {
+        let input: Vec<u8> = (0..200u8).collect();
+        let own: Vec<u8> = (200..=255u8).collect();
+        let mut pieces = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..1500usize {
+            let (from, to) = (i % 150, i % 150 + i % 7);
+            if i % 3 == 0 {
+                let (from, to) = (from % 50, from % 50 + i % 5);
+                pieces.push(Piece::Own(from..to));
+                want.extend_from_slice(&own[from..to]);
+            } else {
+                pieces.push(Piece::Input(from..to));
+                want.extend_from_slice(&input[from..to]);
+            }
+        }
+        let batch = Batch {
+            chunk: Some(Chunk {
+                buf: input,
+                ..Chunk::default()
+            }),
+            own,
+            pieces,
+        };
+        for max in [1, 5, 64, 4096] {
+            let mut out = Trickle {
+                got: Vec::new(),
+                max,
+            };
+            write_batch(&mut out, &batch).unwrap();
+            assert!(out.got == want, "max {max}");
+        }
+    }
 }

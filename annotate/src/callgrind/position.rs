@@ -186,45 +186,30 @@ impl Columns {
     /// equal, `+N`/`-N` for small steps, else absolute (hex for addresses);
     /// `absolute` forces absolute values.
     pub fn encode(&self, out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
-        // Composed on the stack, appended once: at most 19 bytes a column.
-        let mut line = [0u8; 20 * MAX_COLUMNS];
-        let mut len = 0;
+        out.reserve(20 * MAX_COLUMNS);
         for (i, kind) in self.kinds.iter().enumerate() {
             if i > 0 {
-                line[len] = b' ';
-                len += 1;
+                out.push(b' ');
             }
             let (v, p) = (pos[i], prev[i]);
-            let rest = &mut line[len..];
-            len += match (absolute, *kind) {
-                (false, _) if v == p => put(rest, b"*"),
-                (false, _) if p > 0 && v > p && v - p < 100 => put_step(rest, b'+', v - p),
-                (false, _) if p > 0 && v < p && p - v < 100 => put_step(rest, b'-', p - v),
-                (_, Column::Instr) => put(rest, hex(&mut [0u8; 18], v)),
-                _ => put(rest, decimal(&mut [0u8; 20], v)),
-            };
+            match (absolute, *kind) {
+                (false, _) if v == p => out.push(b'*'),
+                (false, _) if p > 0 && v > p && v - p < 100 => push_step(out, b'+', v - p),
+                (false, _) if p > 0 && v < p && p - v < 100 => push_step(out, b'-', p - v),
+                (_, Column::Instr) => out.extend_from_slice(hex(&mut [0u8; 18], v)),
+                _ => push_decimal(out, v),
+            }
         }
-        out.extend_from_slice(&line[..len]);
     }
 }
 
-/// Copies `bytes` to the front of `to`; their length.
-fn put(to: &mut [u8], bytes: &[u8]) -> usize {
-    to[..bytes.len()].copy_from_slice(bytes);
-    bytes.len()
-}
-
-/// `sign` and a step below 100; the bytes written.
-fn put_step(to: &mut [u8], sign: u8, step: u64) -> usize {
-    to[0] = sign;
-    if step < 10 {
-        to[1] = b'0' + step as u8;
-        2
-    } else {
-        to[1] = b'0' + (step / 10) as u8;
-        to[2] = b'0' + (step % 10) as u8;
-        3
+/// `sign` and a step below 100.
+fn push_step(out: &mut Vec<u8>, sign: u8, step: u64) {
+    out.push(sign);
+    if step >= 10 {
+        out.push(b'0' + (step / 10) as u8);
     }
+    out.push(b'0' + (step % 10) as u8);
 }
 
 /// Appends `v` in decimal (the formatting machinery is slow per line).
@@ -394,16 +379,21 @@ impl Scan<'_> {
     fn number(&mut self) -> Option<u64> {
         let text = self.text;
         let hex = text.get(self.at) == Some(&b'0') && text.get(self.at + 1) == Some(&b'x');
-        let (radix, start) = if hex {
-            (16, self.at + 2)
-        } else {
-            (10, self.at)
-        };
+        let start = if hex { self.at + 2 } else { self.at };
         let (mut at, mut value) = (start, 0u64);
-        while let Some(digit) = text.get(at).and_then(|&b| char::from(b).to_digit(radix)) {
-            value = value.wrapping_mul(u64::from(radix));
-            value = value.wrapping_add(u64::from(digit));
-            at += 1;
+        if hex {
+            while let Some(digit) = text.get(at).and_then(|&b| hex_digit(b)) {
+                value = value.wrapping_shl(4) | u64::from(digit);
+                at += 1;
+            }
+        } else {
+            while let Some(digit) = text.get(at).map(|&b| b.wrapping_sub(b'0')) {
+                if digit > 9 {
+                    break;
+                }
+                value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+                at += 1;
+            }
         }
         let most = if hex { 16 } else { 19 };
         if at == start || at - start > most {
@@ -411,6 +401,17 @@ impl Scan<'_> {
         }
         self.at = at;
         Some(value)
+    }
+}
+
+/// The value of a hex digit (either case).
+#[inline]
+fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
     }
 }
 
