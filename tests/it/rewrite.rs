@@ -286,6 +286,27 @@ fn without_symbols_the_output_is_the_input_byte_for_byte() {
 }
 
 #[test]
+fn lines_longer_than_the_room_between_chunks_are_kept_whole() {
+    // The reader's chunks are 256 KiB with 64 KiB of room in front for the
+    // unfinished line of the one before; these names do not fit there.
+    let table = table(&files("moarvm-words", &["perf-2422.map"]));
+    let profile = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
+    let (plain, _) = rewrite_bytes(&profile, &table, 1 << 16);
+    let mut input = profile.clone();
+    let mut want = plain.clone();
+    for (i, len) in [70_000usize, 300_000, 1_000_000].into_iter().enumerate() {
+        let name = "n".repeat(len);
+        let block = format!("fl=(9{i}) long.c\nfn=(9{i}) {name}\n0x10 3 7\n+2 * 5\n\n");
+        input.extend_from_slice(block.as_bytes());
+        want.extend_from_slice(block.as_bytes());
+    }
+    input.extend_from_slice(&profile[profile.len() / 2..]);
+    let (output, _) = rewrite_bytes(&input, &table, 1 << 16);
+    assert!(output.len() > want.len(), "the tail was rewritten too");
+    assert!(output.starts_with(&want), "long lines changed the output");
+}
+
+#[test]
 fn read_chunk_size_does_not_change_the_output() {
     let table = table(&files("moarvm-words", &["perf-2422.map"]));
     let input = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
