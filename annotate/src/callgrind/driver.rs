@@ -1,10 +1,11 @@
 //! Feeding a profile to the rewriter, line by line, at close to copy speed.
 //!
 //! In native code whose output state equals the input's, runs of plain
-//! cost lines are passed over 64 bytes at a time (`cost_run`), the fast
-//! lane (`lane`) handles the other lines that stay as they are, and runs
-//! of both are written out with one copy; only the other lines, found
-//! with a block-wise newline scan, enter the general rewriter.
+//! cost lines (marked on the reader thread by `plain_lines`) are passed
+//! over in one step, the fast lane (`lane`) handles the other lines that
+//! stay as they are, and runs of both are written by the writer thread
+//! straight from the input chunk; only the other lines, found with a
+//! block-wise newline scan, enter the general rewriter.
 
 use std::io::{self, Read, Write};
 
@@ -203,9 +204,9 @@ impl Driver {
     }
 
     /// Handles the whole lines in the buffer. Runs of plain cost lines in
-    /// the lane (most lines) are passed over a block at a time; other
-    /// lines the lane copies are written in runs with them; the rest go
-    /// through the rewriter.
+    /// the lane (most lines), marked by the reader, are passed over in one
+    /// step; other lines the lane copies join them in runs the writer
+    /// copies from the chunk; the rest go through the rewriter.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.map_or(self.start, |h| h.0);
         let mut lane = rw.lane_open();
