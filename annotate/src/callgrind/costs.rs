@@ -23,17 +23,16 @@ impl Rewriter<'_> {
     /// `symbol`: the line table's row for the address, else the
     /// function's declaration line.
     pub(super) fn locate(&mut self, symbol: u32, pos: Pos) -> (Sym, Pos) {
-        let own = self.jit_ident(symbol).1;
         let Some(li) = self.cols.index(Column::Line) else {
             return (self.part.out_file, pos);
         };
         let mut out = pos;
         let Some(addr) = self.cols.index(Column::Instr).map(|i| pos[i]) else {
             out[li] = u64::from(self.table.symbol(symbol).line);
-            return (own, out);
+            return (self.jit_ident(symbol).1, out);
         };
         let Some(found) = self.lookup(addr) else {
-            return (own, pos);
+            return (self.jit_ident(symbol).1, pos);
         };
         match found.row {
             Some(row) => {

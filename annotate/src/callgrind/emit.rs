@@ -92,6 +92,7 @@ impl Out {
     }
 
     /// A new line that `compose` appends to the output itself.
+    #[inline]
     pub fn composed(&mut self, compose: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         self.separate();
         compose(&mut self.batch.own);
@@ -106,6 +107,7 @@ impl Out {
         self.send()
     }
 
+    #[inline]
     fn separate(&mut self) {
         if std::mem::take(&mut self.unterminated) {
             self.batch.own.push(b'\n');
@@ -124,6 +126,7 @@ impl Out {
     /// Sends a batch whose own bytes reach [`SEND_AT`] when it copies
     /// nothing from the chunk in use (else its size is bounded by the
     /// chunk's: it is sent with the chunk).
+    #[inline]
     fn sent_if_full(&mut self) -> io::Result<()> {
         let copies = |p: &Piece| matches!(p, Piece::Input(_));
         if self.batch.own.len() >= SEND_AT && !self.batch.pieces.iter().any(copies) {

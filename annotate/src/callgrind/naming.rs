@@ -188,10 +188,16 @@ impl Rewriter<'_> {
     }
 
     /// (object, file) names of a JIT symbol.
+    #[inline]
     pub(super) fn jit_ident(&mut self, symbol: u32) -> (Sym, Sym) {
-        if let Some(ids) = self.jit_ids[symbol as usize] {
-            return ids;
+        match self.jit_ids[symbol as usize] {
+            Some(ids) => ids,
+            None => self.first_jit_ident(symbol),
         }
+    }
+
+    #[cold]
+    fn first_jit_ident(&mut self, symbol: u32) -> (Sym, Sym) {
         let s = self.table.symbol(symbol);
         let object = self
             .names
@@ -204,7 +210,16 @@ impl Rewriter<'_> {
         (object, file)
     }
 
+    #[inline]
     pub(super) fn file_sym(&mut self, file: u32) -> Sym {
+        match self.file_syms.get(file as usize) {
+            Some(&Some(sym)) => sym,
+            _ => self.first_file_sym(file),
+        }
+    }
+
+    #[cold]
+    fn first_file_sym(&mut self, file: u32) -> Sym {
         let i = file as usize;
         if self.file_syms.len() <= i {
             self.file_syms.resize(i + 1, None);

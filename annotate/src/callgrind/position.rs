@@ -86,6 +86,7 @@ impl Columns {
 
     /// Decodes the position columns of `text` against `state`; returns the
     /// absolute values and the rest of the line (costs), blanks removed.
+    #[inline]
     pub fn decode<'a>(&self, text: &'a [u8], state: &Pos) -> Result<(Pos, &'a [u8]), LineError> {
         match self.decode_quick(text, state) {
             Some(decoded) => Ok(decoded),
@@ -290,6 +291,7 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
 }
 
 /// Checks the cost columns (decimal u64s) and returns the first one.
+#[inline]
 pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
     match first_cost_quick(costs) {
         Some(first) => Ok(first),
