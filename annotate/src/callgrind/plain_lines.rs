@@ -333,46 +333,82 @@ impl Masks {
     }
 }
 
+/// A vector of bytes, with what [`classes`] needs of it.
+trait Lanes: Copy {
+    /// All ones in the bytes equal to `c`.
+    fn is(self, c: u8) -> Self;
+    /// All ones in the bytes in `lo..=hi` (ASCII, compared signed: bytes
+    /// of 0x80 and up are in no range).
+    fn within(self, lo: u8, hi: u8) -> Self;
+    fn or(self, other: Self) -> Self;
+    /// Each byte with bit 5 set (ASCII letters in lower case).
+    fn lower(self) -> Self;
+    /// One bit a byte: its top bit.
+    fn bits(self) -> u64;
+}
+
+/// The classes of the bytes of `v`, in its low bits.
+#[inline(always)]
+fn classes<V: Lanes>(v: V) -> Masks {
+    let nl = v.is(b'\n');
+    let sep = v.is(b' ').or(v.is(b'\t')).or(nl);
+    let digit = v.within(b'0', b'9');
+    let hex = digit.or(v.lower().within(b'a', b'f'));
+    let sign = v.is(b'+').or(v.is(b'-'));
+    let star = v.is(b'*');
+    let x = v.is(b'x').or(v.is(b'X'));
+    let allowed = hex.or(sep).or(sign).or(star).or(x);
+    Masks {
+        nl: nl.bits(),
+        sep: sep.bits(),
+        allowed: allowed.bits(),
+        start: digit.or(sign).or(star).bits(),
+        sign: sign.bits(),
+        star: star.bits(),
+        x: x.bits(),
+        zero: v.is(b'0').bits(),
+        digit: digit.bits(),
+        hex: hex.bits(),
+    }
+}
+
+/// 16 bytes (SSE2 is part of every x86-64 CPU).
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use super::Masks;
+    use super::{classes, Lanes, Masks};
     use std::arch::x86_64::*;
 
-    /// The classes of 16 bytes, in bits 0..16. SSE2 is part of every
-    /// x86-64 CPU. Signed compares leave bytes of 0x80 and up in no class.
-    #[inline]
+    /// The classes of 16 bytes, in bits 0..16.
+    #[inline(always)]
     pub(super) fn masks(chunk: &[u8; 16]) -> Masks {
-        // SAFETY: SSE2 is always present on x86-64; the load reads the 16
-        // bytes of `chunk` (unaligned loads are allowed).
-        unsafe {
-            let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-            let within = |v: __m128i, lo: u8, hi: u8| {
-                let above = _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1));
-                _mm_and_si128(above, _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)))
-            };
-            let or = |a, b| _mm_or_si128(a, b);
-            let bits = |v| u64::from(_mm_movemask_epi8(v) as u16);
-            let nl = is(b'\n');
-            let sep = or(or(is(b' '), is(b'\t')), nl);
-            let digit = within(v, b'0', b'9');
-            let hex = or(digit, within(or(v, _mm_set1_epi8(0x20)), b'a', b'f'));
-            let sign = or(is(b'+'), is(b'-'));
-            let star = is(b'*');
-            let x = or(is(b'x'), is(b'X'));
-            let allowed = or(or(hex, sep), or(or(sign, star), x));
-            Masks {
-                nl: bits(nl),
-                sep: bits(sep),
-                allowed: bits(allowed),
-                start: bits(or(digit, or(sign, star))),
-                sign: bits(sign),
-                star: bits(star),
-                x: bits(x),
-                zero: bits(is(b'0')),
-                digit: bits(digit),
-                hex: bits(hex),
+        // SAFETY: reads the 16 bytes of `chunk` (unaligned loads are allowed).
+        classes(unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) })
+    }
+
+    // SAFETY (every method): SSE2 is present on every x86-64 CPU.
+    impl Lanes for __m128i {
+        #[inline(always)]
+        fn is(self, c: u8) -> Self {
+            unsafe { _mm_cmpeq_epi8(self, _mm_set1_epi8(c as i8)) }
+        }
+        #[inline(always)]
+        fn within(self, lo: u8, hi: u8) -> Self {
+            unsafe {
+                let above = _mm_cmpgt_epi8(self, _mm_set1_epi8(lo as i8 - 1));
+                _mm_and_si128(above, _mm_cmplt_epi8(self, _mm_set1_epi8(hi as i8 + 1)))
             }
+        }
+        #[inline(always)]
+        fn or(self, other: Self) -> Self {
+            unsafe { _mm_or_si128(self, other) }
+        }
+        #[inline(always)]
+        fn lower(self) -> Self {
+            unsafe { _mm_or_si128(self, _mm_set1_epi8(0x20)) }
+        }
+        #[inline(always)]
+        fn bits(self) -> u64 {
+            u64::from(unsafe { _mm_movemask_epi8(self) } as u16)
         }
     }
 }
@@ -381,7 +417,7 @@ mod sse2 {
 /// otherwise computed in software), found at run time.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{breaks_with, Break, Classify, Masks, BLOCK};
+    use super::{breaks_with, classes, Break, Classify, Lanes, Masks, BLOCK};
     use std::arch::x86_64::*;
 
     pub(super) fn detected() -> bool {
@@ -418,34 +454,40 @@ mod avx2 {
         m
     }
 
+    /// 32 bytes; only used in code compiled for AVX2.
+    #[derive(Clone, Copy)]
+    struct Wide(__m256i);
+
     #[target_feature(enable = "avx2")]
     fn half_masks(v: __m256i) -> Masks {
-        let is = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
-        let within = |v: __m256i, lo: u8, hi: u8| {
-            let above = _mm256_cmpgt_epi8(v, _mm256_set1_epi8(lo as i8 - 1));
-            _mm256_andnot_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8(hi as i8)), above)
-        };
-        let or = |a, b| _mm256_or_si256(a, b);
-        let bits = |v| u64::from(_mm256_movemask_epi8(v) as u32);
-        let nl = is(b'\n');
-        let sep = or(or(is(b' '), is(b'\t')), nl);
-        let digit = within(v, b'0', b'9');
-        let hex = or(digit, within(or(v, _mm256_set1_epi8(0x20)), b'a', b'f'));
-        let sign = or(is(b'+'), is(b'-'));
-        let star = is(b'*');
-        let x = or(is(b'x'), is(b'X'));
-        let allowed = or(or(hex, sep), or(or(sign, star), x));
-        Masks {
-            nl: bits(nl),
-            sep: bits(sep),
-            allowed: bits(allowed),
-            start: bits(or(digit, or(sign, star))),
-            sign: bits(sign),
-            star: bits(star),
-            x: bits(x),
-            zero: bits(is(b'0')),
-            digit: bits(digit),
-            hex: bits(hex),
+        classes(Wide(v))
+    }
+
+    // SAFETY (every method): `Wide` exists only inside functions compiled
+    // for AVX2, where these inline.
+    impl Lanes for Wide {
+        #[inline(always)]
+        fn is(self, c: u8) -> Self {
+            Wide(unsafe { _mm256_cmpeq_epi8(self.0, _mm256_set1_epi8(c as i8)) })
+        }
+        #[inline(always)]
+        fn within(self, lo: u8, hi: u8) -> Self {
+            Wide(unsafe {
+                let above = _mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(lo as i8 - 1));
+                _mm256_andnot_si256(_mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(hi as i8)), above)
+            })
+        }
+        #[inline(always)]
+        fn or(self, other: Self) -> Self {
+            Wide(unsafe { _mm256_or_si256(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn lower(self) -> Self {
+            Wide(unsafe { _mm256_or_si256(self.0, _mm256_set1_epi8(0x20)) })
+        }
+        #[inline(always)]
+        fn bits(self) -> u64 {
+            u64::from(unsafe { _mm256_movemask_epi8(self.0) } as u32)
         }
     }
 }
