@@ -198,7 +198,8 @@ impl Driver {
                 self.replay_held(rw)?;
                 self.last_line(rw)?;
                 let buf = std::mem::take(&mut self.buf);
-                return self.chunk_done(rw, buf);
+                let breaks = self.marks.install(Vec::new(), 0, self.line_no);
+                return chunk_done(rw, buf, breaks);
             }
         }
     }
@@ -269,18 +270,6 @@ impl Driver {
         rw.line(content, false).map_err(|f| error(f, self.line_no))
     }
 
-    /// Hands the buffer the output copies from to the writer, with
-    /// its breaks (both go back to the reader from there).
-    fn chunk_done(&mut self, rw: &mut Rewriter<'_>, buf: Vec<u8>) -> Result<(), RewriteError> {
-        let breaks = self.marks.install(Vec::new(), 0, self.line_no);
-        let chunk = Chunk {
-            buf,
-            len: 0,
-            breaks,
-        };
-        rw.out.chunk_done(chunk).map_err(RewriteError::Io)
-    }
-
     /// Puts the unconsumed tail (and held lines) in front of the next
     /// chunk, and hands the buffer it leaves to the writer; false at the
     /// end of the input.
@@ -317,26 +306,31 @@ impl Driver {
             let mut joined = Vec::with_capacity(tail + len);
             joined.extend_from_slice(&self.buf[keep..self.end]);
             joined.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
-            let old = std::mem::replace(&mut self.buf, joined);
-            let unused = std::mem::replace(&mut next, old);
             self.feed.give_back(Chunk {
-                buf: unused,
+                buf: std::mem::take(&mut next),
                 ..Chunk::default()
             });
+            next = std::mem::replace(&mut self.buf, joined);
             self.end = self.buf.len();
             0
         };
         let old = self.marks.install(breaks, self.end - len, self.line_no);
-        let done = Chunk {
-            buf: next,
-            len: 0,
-            breaks: old,
-        };
-        rw.out.chunk_done(done).map_err(RewriteError::Io)?;
+        chunk_done(rw, next, old)?;
         self.start = self.start - keep + at;
         self.held = self.held.map(|(_, line)| (at, line));
         Ok(true)
     }
+}
+
+/// Hands the buffer the output copies from, with its breaks, to the
+/// writer (both go back to the reader from there).
+fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Vec<Break>) -> Result<(), RewriteError> {
+    let chunk = Chunk {
+        buf,
+        len: 0,
+        breaks,
+    };
+    rw.out.chunk_done(chunk).map_err(RewriteError::Io)
 }
 
 /// A line the lane did not copy, `buf[start..]`: a call the lane

@@ -68,7 +68,7 @@ impl Rewriter<'_> {
         pass
     }
 
-    /// The driver copied plain cost lines (see `cost_run`), with no call
+    /// The driver copied plain cost lines (see `plain_lines`), with no call
     /// lines held.
     pub(super) fn copied_cost_lines(&mut self) {
         self.part.known = false;

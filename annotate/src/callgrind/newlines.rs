@@ -22,9 +22,7 @@ impl<'a> Newlines<'a> {
             mask: block_mask(hay, 0),
         }
     }
-}
 
-impl Newlines<'_> {
     /// Goes on from `offset`: newlines before it are passed over.
     pub fn skip_to(&mut self, offset: usize) {
         self.block = offset / BLOCK * BLOCK;
