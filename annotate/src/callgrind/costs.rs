@@ -31,7 +31,7 @@ impl Rewriter<'_> {
             out[li] = u64::from(self.table.symbol(symbol).line);
             return (self.jit_ident(symbol).1, out);
         };
-        let Some(found) = self.lookup(addr) else {
+        let Some(found) = self.lookup(addr, symbol) else {
             return (self.jit_ident(symbol).1, pos);
         };
         match found.row {
@@ -49,14 +49,15 @@ impl Rewriter<'_> {
     /// The symbol and row covering `addr`, remembering the addresses that
     /// share the answer: cost lines of one function hit it in a row, or
     /// at least stay in its segment (then only its rows are searched).
-    fn lookup(&mut self, addr: u64) -> Option<Located> {
+    /// `near` is the symbol the address most likely belongs to.
+    fn lookup(&mut self, addr: u64, near: u32) -> Option<Located> {
         let (segment, symbol, hint) = match &self.last_found {
             Some(found) if found.range.contains(&addr) => return Some(found.clone()),
             Some(found) if found.segment.contains(&addr) => {
                 (found.segment.clone(), found.symbol, found.row_index)
             }
             _ => {
-                let (segment, hit) = self.table.lookup_range(addr)?;
+                let (segment, hit) = self.table.lookup_range_near(addr, near)?;
                 (segment, hit.symbol, 0)
             }
         };

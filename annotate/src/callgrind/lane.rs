@@ -50,6 +50,36 @@ enum Callee {
     Jit(FnRef),
 }
 
+/// The keys of name lines [`keyed_id`] knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdKey {
+    Ob,
+    Fl,
+    /// `fi=` or `fe=`.
+    Fi,
+    Fn,
+    Cob,
+    /// `cfi=` or `cfl=`.
+    Cfi,
+    Cfn,
+}
+
+/// The key and id of a line `key=(id)`.
+#[inline]
+fn keyed_id(line: &[u8]) -> Option<(IdKey, u64)> {
+    let (key, value_at) = match line.get(..4)? {
+        b"ob=(" => (IdKey::Ob, 3),
+        b"fl=(" => (IdKey::Fl, 3),
+        b"fi=(" | b"fe=(" => (IdKey::Fi, 3),
+        b"fn=(" => (IdKey::Fn, 3),
+        b"cob=" => (IdKey::Cob, 4),
+        b"cfi=" | b"cfl=" => (IdKey::Cfi, 4),
+        b"cfn=" => (IdKey::Cfn, 4),
+        _ => return None,
+    };
+    Some((key, bare_id(&line[value_at..])?))
+}
+
 impl HeldCall {
     fn is_empty(&self) -> bool {
         self.stage == 0
@@ -83,6 +113,9 @@ impl Rewriter<'_> {
         if last == b'\r' {
             return None; // CRLF lines are rewritten as LF by the rewriter
         }
+        if let Some((key, id)) = keyed_id(line) {
+            return self.pass_id(key, id, line);
+        }
         match first {
             b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(line),
             b'c' => self.pass_call_line(line),
@@ -95,6 +128,54 @@ impl Rewriter<'_> {
             b'o' if line.starts_with(b"ob=") => self.pass_name(Space::Objects, true, &line[3..]),
             _ => None,
         }
+    }
+
+    /// A name line that only refers to an id (`key=(id)`, the common form
+    /// once names are defined), without parsing the value again.
+    fn pass_id(&mut self, key: IdKey, id: u64, line: &[u8]) -> Option<Pass> {
+        let stage = match key {
+            IdKey::Cob => 1,
+            IdKey::Cfi => 2,
+            IdKey::Cfn => 3,
+            _ if !self.held.is_empty() || self.group.awaits_verbatim() => return None,
+            IdKey::Fn => return self.pass_function(&line[3..]),
+            IdKey::Ob => return self.pass_name_id(Space::Objects, true, id),
+            IdKey::Fl => return self.pass_name_id(Space::Files, true, id),
+            IdKey::Fi => return self.pass_name_id(Space::Files, false, id),
+        };
+        if self.group.awaits_verbatim() || stage <= self.held.stage {
+            return None;
+        }
+        self.held.stage = stage;
+        match key {
+            IdKey::Cob => {
+                self.held.ob = Some(self.written_id(Space::Objects, id)?);
+                self.held.defined[0] = None;
+            }
+            IdKey::Cfi => {
+                self.written_id(Space::Files, id)?;
+                self.held.defined[1] = None;
+            }
+            _ => return self.hold_callee(&line[4..]),
+        }
+        Some(Pass::Held)
+    }
+
+    /// `ob=(id)`/`fl=(id)` (`sets_function_file`) or `fi=(id)`/`fe=(id)`.
+    fn pass_name_id(&mut self, space: Space, sets_function_file: bool, id: u64) -> Option<Pass> {
+        let sym = self.written_id(space, id)?;
+        self.set_name(space, sets_function_file, sym)
+    }
+
+    /// The name of an id the output has defined.
+    #[inline]
+    fn written_id(&self, space: Space, id: u64) -> Option<Sym> {
+        let names = match space {
+            Space::Objects => &self.part.obs,
+            Space::Files => &self.part.files,
+        };
+        let entry = names.ids.get(id)?;
+        entry.emitted.then_some(entry.sym)
     }
 
     /// A cost line, or the position line of a call already written.
@@ -112,6 +193,12 @@ impl Rewriter<'_> {
     /// where the output already knows the id it names.
     fn pass_name(&mut self, space: Space, sets_function_file: bool, value: &[u8]) -> Option<Pass> {
         let sym = self.written_name(space, value)?;
+        self.set_name(space, sets_function_file, sym)
+    }
+
+    /// The reader state after a copied `ob=`/`fl=`/`fi=`/`fe=` naming `sym`.
+    #[inline]
+    fn set_name(&mut self, space: Space, sets_function_file: bool, sym: Sym) -> Option<Pass> {
         let p = &mut self.part;
         match (space, sets_function_file) {
             (Space::Objects, _) => (p.in_ob, p.out_ob) = (sym, sym),
@@ -278,5 +365,43 @@ impl Rewriter<'_> {
         self.write_jit_call(callee, CountLine::parse("calls", line)?)?;
         self.group.await_verbatim();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_ids_are_only_bare_ids_of_name_keys() {
+        let cases: &[(&[u8], Option<(IdKey, u64)>)] = &[
+            (b"ob=(3)", Some((IdKey::Ob, 3))),
+            (b"fl=(12)", Some((IdKey::Fl, 12))),
+            (b"fi=(0)", Some((IdKey::Fi, 0))),
+            (b"fe=(7)", Some((IdKey::Fi, 7))),
+            (b"fn=(1487)", Some((IdKey::Fn, 1487))),
+            (b"cob=(4)", Some((IdKey::Cob, 4))),
+            (b"cfi=(220)", Some((IdKey::Cfi, 220))),
+            (b"cfl=(220)", Some((IdKey::Cfi, 220))),
+            (b"cfn=(2919)", Some((IdKey::Cfn, 2919))),
+            (
+                b"fn=(9999999999999999999)",
+                Some((IdKey::Fn, 9_999_999_999_999_999_999)),
+            ),
+            (b"fn=(18446744073709551616)", None),
+            (b"fn=(12) main", None),
+            (b"fn=main", None),
+            (b"fn=()", None),
+            (b"fn=(1x)", None),
+            (b"fn=(", None),
+            (b"cfn=2919", None),
+            (b"jfn=(3)", None),
+            (b"calls=(3)", None),
+            (b"fnx=(1)", None),
+            (b"", None),
+        ];
+        for &(line, want) in cases {
+            assert_eq!(keyed_id(line), want, "{}", line.escape_ascii());
+        }
     }
 }

@@ -145,6 +145,9 @@ pub struct SymbolTable {
     files: Vec<String>,
     file_ids: HashMap<String, u32>,
     segments: Vec<Segment>,
+    /// Per symbol, the index of the first segment it owns (`u32::MAX` for
+    /// none): a lookup that knows its symbol starts there.
+    first_segment: Vec<u32>,
     priorities: Vec<(u8, u32)>,
     /// What was skipped while reading the sources.
     pub report: BuildReport,
@@ -208,6 +211,10 @@ impl SymbolTable {
     /// Builds the lookup index; call after the last `add_*`.
     pub fn finish(&mut self) {
         self.segments = segments::build(&self.symbols, &self.priorities);
+        self.first_segment = vec![u32::MAX; self.symbols.len()];
+        for (i, seg) in self.segments.iter().enumerate().rev() {
+            self.first_segment[seg.symbol as usize] = i as u32;
+        }
     }
 
     /// The symbol covering `addr`.
@@ -228,6 +235,23 @@ impl SymbolTable {
             ambiguous: seg.ambiguous,
         };
         (addr < seg.end).then_some((seg.start..seg.end, hit))
+    }
+
+    /// [`SymbolTable::lookup_range`] for an address most likely in the
+    /// first segment of `symbol` (a JIT block's own code): checked there
+    /// before searching all segments, whose search misses the caches.
+    pub fn lookup_range_near(&self, addr: u64, symbol: u32) -> Option<(std::ops::Range<u64>, Hit)> {
+        let first = self.first_segment.get(symbol as usize).copied();
+        match first.and_then(|i| self.segments.get(i as usize)) {
+            Some(seg) if seg.start <= addr && addr < seg.end => {
+                let hit = Hit {
+                    symbol: seg.symbol,
+                    ambiguous: seg.ambiguous,
+                };
+                Some((seg.start..seg.end, hit))
+            }
+            _ => self.lookup_range(addr),
+        }
     }
 
     /// Symbol by index.
@@ -314,6 +338,29 @@ mod tests {
                     (span, row),
                     (want_span.clone(), want_row),
                     "{addr:#x} hint {hint}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_symbol_hint_never_changes_the_answer() {
+        // b overlaps the middle of a (later wins), c stands alone, d is
+        // hidden entirely by c.
+        let map = b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n";
+        let mut table = SymbolTable::new();
+        table.add_perf_map("perf-1.map".into(), map);
+        table.finish();
+        for addr in (0xff0u64..0x1110)
+            .chain(0x1ff0..0x2020)
+            .chain(0x2ff0..0x3010)
+        {
+            let want = table.lookup_range(addr);
+            for symbol in 0..table.symbols().len() as u32 + 1 {
+                assert_eq!(
+                    table.lookup_range_near(addr, symbol),
+                    want,
+                    "{addr:#x} near {symbol}"
                 );
             }
         }
