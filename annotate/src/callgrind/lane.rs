@@ -374,7 +374,8 @@ mod tests {
 
     #[test]
     fn keyed_ids_are_only_bare_ids_of_name_keys() {
-        let cases: &[(&[u8], Option<(IdKey, u64)>)] = &[
+        type Case = (&'static [u8], Option<(IdKey, u64)>);
+        let cases: &[Case] = &[
             (b"ob=(3)", Some((IdKey::Ob, 3))),
             (b"fl=(12)", Some((IdKey::Fl, 12))),
             (b"fi=(0)", Some((IdKey::Fi, 0))),
