@@ -7,7 +7,7 @@
 //! position.
 
 use super::ids::Sym;
-use super::line::{classify, Key, Line, NameRef};
+use super::line::{Key, NameRef};
 use super::position::{first_cost, Column, Pos};
 use super::rewrite::{Block, Fail, FnKind, FnRef, Res, Rewriter, Space};
 
@@ -35,7 +35,9 @@ enum Await {
 #[derive(Debug, Default)]
 pub struct Group {
     bytes: Vec<u8>,
-    lines: Vec<(Key, usize, usize)>,
+    /// Each line's key, and where it and its value start and where it ends
+    /// in `bytes`.
+    lines: Vec<(Key, usize, usize, usize)>,
     awaiting: Await,
 }
 
@@ -55,10 +57,12 @@ impl Group {
         self.awaiting == Await::Verbatim
     }
 
-    fn push(&mut self, key: Key, raw: &[u8]) {
+    /// Buffers line `raw` whose value (a suffix of it) is `value`.
+    fn push(&mut self, key: Key, raw: &[u8], value: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(raw);
-        self.lines.push((key, start, self.bytes.len()));
+        let end = self.bytes.len();
+        self.lines.push((key, start, end - value.len(), end));
     }
 
     /// The group was written by the fast lane; its position line is next.
@@ -121,14 +125,15 @@ struct Parsed<'a> {
 }
 
 impl Rewriter<'_> {
-    pub(super) fn group_line(&mut self, key: Key, raw: &[u8]) -> Res {
+    /// A line of a call or jump group: `raw`, whose value is `value`.
+    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
         if !matches!(self.group.awaiting, Await::Lines) {
             return Err("expected a position line after calls=/jump=/jcnd=".into());
         }
         if key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn) {
             return Err("calls= without a cfn= before it".into());
         }
-        self.group.push(key, raw);
+        self.group.push(key, raw, value);
         if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
             return Ok(());
         }
@@ -286,11 +291,8 @@ impl Rewriter<'_> {
 
     fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
         let mut parsed = Parsed::default();
-        for &(key, start, end) in &group.lines {
-            let raw = &group.bytes[start..end];
-            let Line::Spec { value, .. } = classify(raw)? else {
-                unreachable!("only spec lines are buffered")
-            };
+        for &(key, start, value_start, end) in &group.lines {
+            let (raw, value) = (&group.bytes[start..end], &group.bytes[value_start..end]);
             match key {
                 Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
                 Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),

@@ -220,7 +220,9 @@ impl<'t> Rewriter<'t> {
     pub(super) fn line(&mut self, raw: &[u8], terminated: bool) -> Res {
         let parsed = classify(raw)?;
         match parsed {
-            Line::Spec { key, .. } if super::calls::is_group_key(key) => self.group_line(key, raw),
+            Line::Spec { key, value } if super::calls::is_group_key(key) => {
+                self.group_line(key, raw, value)
+            }
             Line::Position(text) if self.group.awaits_position() => {
                 self.finish_group(raw, text, terminated)
             }
