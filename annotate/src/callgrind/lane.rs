@@ -120,7 +120,7 @@ impl Rewriter<'_> {
             b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(line),
             b'c' => self.pass_call_line(line),
             _ if !self.held.is_empty() || self.group.awaits_verbatim() => None,
-            b'f' if line.starts_with(b"fn=") => self.pass_function(&line[3..]),
+            b'f' if line.starts_with(b"fn=") => self.pass_function(&line[3..], None),
             b'f' if line.starts_with(b"fl=") => self.pass_name(Space::Files, true, &line[3..]),
             b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
                 self.pass_name(Space::Files, false, &line[3..])
@@ -138,7 +138,7 @@ impl Rewriter<'_> {
             IdKey::Cfi => 2,
             IdKey::Cfn => 3,
             _ if !self.held.is_empty() || self.group.awaits_verbatim() => return None,
-            IdKey::Fn => return self.pass_function(&line[3..]),
+            IdKey::Fn => return self.pass_function(&line[3..], Some(id)),
             IdKey::Ob => return self.pass_name_id(Space::Objects, true, id),
             IdKey::Fl => return self.pass_name_id(Space::Files, true, id),
             IdKey::Fi => return self.pass_name_id(Space::Files, false, id),
@@ -156,7 +156,7 @@ impl Rewriter<'_> {
                 self.written_id(Space::Files, id)?;
                 self.held.defined[1] = None;
             }
-            _ => return self.hold_callee(&line[4..]),
+            _ => return self.hold_callee(&line[4..], Some(id)),
         }
         Some(Pass::Held)
     }
@@ -222,12 +222,9 @@ impl Rewriter<'_> {
         Some(sym)
     }
 
-    /// The name of a value that can be copied, and the id it defines.
+    /// The name of a value that can be copied, and the id it defines
+    /// (bare ids take [`Rewriter::written_id`]).
     fn known_name(&mut self, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
-        if let Some(id) = bare_id(value) {
-            let entry = self.space_mut(space).ids.get(id)?;
-            return entry.emitted.then_some((entry.sym, None));
-        }
         let (sym, nr) = self.name_value(space, value).ok()?;
         match (nr.id, nr.name) {
             (Some(id), None) if !self.space_mut(space).ids.get(id)?.emitted => None,
@@ -236,13 +233,14 @@ impl Rewriter<'_> {
         }
     }
 
-    /// `fn=` of a native function, when no object or file line is owed.
-    fn pass_function(&mut self, value: &[u8]) -> Option<Pass> {
+    /// `fn=` of a native function, when no object or file line is owed;
+    /// `id` if the value is only that.
+    fn pass_function(&mut self, value: &[u8], id: Option<u64>) -> Option<Pass> {
         let p = &self.part;
         if p.out_ob != p.in_ob || p.out_fl != p.in_fl {
             return None;
         }
-        if !bare_id(value).is_some_and(|id| p.native_written.contains(id)) {
+        if !id.is_some_and(|id| p.native_written.contains(id)) {
             self.native_fn(value, self.part.in_ob)?;
         }
         self.part.block = Block::Native;
@@ -291,7 +289,7 @@ impl Rewriter<'_> {
         match stage {
             1 => self.hold_name(Space::Objects, value),
             2 => self.hold_name(Space::Files, value),
-            _ => self.hold_callee(value),
+            _ => self.hold_callee(value, None),
         }
     }
 
@@ -306,11 +304,12 @@ impl Rewriter<'_> {
     }
 
     /// The callee: JIT code (its call is rewritten), or native code with
-    /// no `cob=`/`cfi=` owed for it (its call stays as it is).
-    fn hold_callee(&mut self, value: &[u8]) -> Option<Pass> {
+    /// no `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
+    /// value is only that.
+    fn hold_callee(&mut self, value: &[u8], id: Option<u64>) -> Option<Pass> {
         let p = &self.part;
         let same_defaults = p.out_ob == p.in_ob && p.out_file == p.in_file;
-        if let Some(id) = bare_id(value).filter(|&id| p.native_written.contains(id)) {
+        if let Some(id) = id.filter(|&id| p.native_written.contains(id)) {
             same_defaults.then_some(())?;
             self.held.callee = Some(Callee::Native(Some(id)));
             return Some(Pass::Held);
