@@ -143,22 +143,15 @@ impl Rewriter<'_> {
             IdKey::Fl => return self.pass_name_id(Space::Files, true, id),
             IdKey::Fi => return self.pass_name_id(Space::Files, false, id),
         };
-        if self.group.awaits_verbatim() || stage <= self.held.stage {
+        if self.group.awaits_verbatim() {
             return None;
         }
-        self.held.stage = stage;
+        self.enter_stage(stage)?;
         match key {
-            IdKey::Cob => {
-                self.held.ob = Some(self.written_id(Space::Objects, id)?);
-                self.held.defined[0] = None;
-            }
-            IdKey::Cfi => {
-                self.written_id(Space::Files, id)?;
-                self.held.defined[1] = None;
-            }
-            _ => return self.hold_callee(&line[4..], Some(id)),
+            IdKey::Cob => self.hold_sym(Space::Objects, self.written_id(Space::Objects, id)?, None),
+            IdKey::Cfi => self.hold_sym(Space::Files, self.written_id(Space::Files, id)?, None),
+            _ => self.hold_callee(&line[4..], Some(id)),
         }
-        Some(Pass::Held)
     }
 
     /// `ob=(id)`/`fl=(id)` (`sets_function_file`) or `fi=(id)`/`fe=(id)`.
@@ -282,10 +275,7 @@ impl Rewriter<'_> {
         } else {
             return None;
         };
-        if stage <= self.held.stage {
-            return None;
-        }
-        self.held.stage = stage;
+        self.enter_stage(stage)?;
         match stage {
             1 => self.hold_name(Space::Objects, value),
             2 => self.hold_name(Space::Files, value),
@@ -293,8 +283,20 @@ impl Rewriter<'_> {
         }
     }
 
+    /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
+    /// `None` if the group is past it already.
+    fn enter_stage(&mut self, stage: u8) -> Option<()> {
+        (stage > self.held.stage).then(|| self.held.stage = stage)
+    }
+
     fn hold_name(&mut self, space: Space, value: &[u8]) -> Option<Pass> {
         let (sym, defines) = self.known_name(space, value)?;
+        self.hold_sym(space, sym, defines)
+    }
+
+    /// Holds a `cob=`/`cfi=` naming `sym` (defining id `defines`) at the
+    /// current stage.
+    fn hold_sym(&mut self, space: Space, sym: Sym, defines: Option<u64>) -> Option<Pass> {
         if space == Space::Objects {
             self.held.ob = Some(sym);
         }

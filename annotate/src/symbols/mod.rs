@@ -169,7 +169,7 @@ impl SymbolTable {
         let dump = crate::jitdump::read(data)?;
         let source = self.add_source(path, SourceKind::Jitdump);
         from_jitdump::add(self, source, &dump, bias);
-        self.segments.clear();
+        self.clear_index();
         Ok(())
     }
 
@@ -177,7 +177,7 @@ impl SymbolTable {
     pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
         let source = self.add_source(path, SourceKind::PerfMap);
         from_perfmap::add(self, source, &crate::perfmap::parse(data));
-        self.segments.clear();
+        self.clear_index();
     }
 
     fn add_source(&mut self, path: PathBuf, kind: SourceKind) -> usize {
@@ -208,6 +208,12 @@ impl SymbolTable {
         id
     }
 
+    /// Drops the lookup index (a source was added).
+    fn clear_index(&mut self) {
+        self.segments.clear();
+        self.first_segment.clear();
+    }
+
     /// Builds the lookup index; call after the last `add_*`.
     pub fn finish(&mut self) {
         self.segments = segments::build(&self.symbols, &self.priorities);
@@ -230,11 +236,7 @@ impl SymbolTable {
             .partition_point(|s| s.start <= addr)
             .checked_sub(1)?;
         let seg = &self.segments[i];
-        let hit = Hit {
-            symbol: seg.symbol,
-            ambiguous: seg.ambiguous,
-        };
-        (addr < seg.end).then_some((seg.start..seg.end, hit))
+        (addr < seg.end).then(|| seg.answer())
     }
 
     /// [`SymbolTable::lookup_range`] for an address most likely in the
@@ -243,13 +245,7 @@ impl SymbolTable {
     pub fn lookup_range_near(&self, addr: u64, symbol: u32) -> Option<(std::ops::Range<u64>, Hit)> {
         let first = self.first_segment.get(symbol as usize).copied();
         match first.and_then(|i| self.segments.get(i as usize)) {
-            Some(seg) if seg.start <= addr && addr < seg.end => {
-                let hit = Hit {
-                    symbol: seg.symbol,
-                    ambiguous: seg.ambiguous,
-                };
-                Some((seg.start..seg.end, hit))
-            }
+            Some(seg) if seg.start <= addr && addr < seg.end => Some(seg.answer()),
             _ => self.lookup_range(addr),
         }
     }
@@ -345,8 +341,8 @@ mod tests {
 
     #[test]
     fn a_symbol_hint_never_changes_the_answer() {
-        // b overlaps the middle of a (later wins), c stands alone, d is
-        // hidden entirely by c.
+        // b overlaps the middle of a (later wins), c2 has c's very range,
+        // and the empty range owns no segment.
         let map = b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n";
         let mut table = SymbolTable::new();
         table.add_perf_map("perf-1.map".into(), map);

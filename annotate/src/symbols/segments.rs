@@ -60,6 +60,17 @@ pub fn build(symbols: &[Symbol], priorities: &[(u8, u32)]) -> Vec<Segment> {
     segments
 }
 
+impl Segment {
+    /// The range and the lookup answer this segment gives.
+    pub fn answer(&self) -> (std::ops::Range<u64>, super::Hit) {
+        let hit = super::Hit {
+            symbol: self.symbol,
+            ambiguous: self.ambiguous,
+        };
+        (self.start..self.end, hit)
+    }
+}
+
 fn push(segments: &mut Vec<Segment>, seg: Segment) {
     if seg.start == seg.end {
         return;
