@@ -19,11 +19,15 @@ mkdir -p "$dir"
 # median of the numbers on stdin
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# time_it NAME CMD...: prints "seconds maxrss_kb" per run into $dir/NAME.times
+# time_it NAME OUT CMD...: prints "seconds maxrss_kb" per run into
+# $dir/NAME.times. OUT, the file CMD writes, is removed first: freeing the
+# blocks of a 500 MB file takes longer than copying one, and would be
+# timed as part of CMD otherwise.
 time_it() {
-  local name=$1; shift
+  local name=$1 out=$2; shift 2
   : > "$dir/$name.times"
   for _ in $(seq $runs); do
+    rm -f "$out"
     sync   # earlier runs' dirty pages would throttle this one
     /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" > /dev/null
     cat "$dir/time.out" >> "$dir/$name.times"
@@ -36,9 +40,9 @@ for mb in "${sizes[@]}"; do
   d=$dir/$mb-$calls
   [ -f "$d/callgrind.out.4242" ] || target/release/examples/gen_profile "$mb" "$d" 10 "$calls" > /dev/null
   cat "$d/callgrind.out.4242" "$d/jit-4242.dump" > /dev/null   # page cache
-  time_it cp cp "$d/callgrind.out.4242" "$d/copy.out"
-  time_it sed sed -E -e 's/^fn=\(([0-9]+)\) 0x00000000400.*/fn=(\1) renamed/' -e 'w '"$d/sed.out" "$d/callgrind.out.4242"
-  time_it annotate "$bin" annotate -q "$d/callgrind.out.4242" "$d/jit-4242.dump" -o "$d/annotated.out"
+  time_it cp "$d/copy.out" cp "$d/callgrind.out.4242" "$d/copy.out"
+  time_it sed "$d/sed.out" sed -E -e 's/^fn=\(([0-9]+)\) 0x00000000400.*/fn=(\1) renamed/' -e 'w '"$d/sed.out" "$d/callgrind.out.4242"
+  time_it annotate "$d/annotated.out" "$bin" annotate -q "$d/callgrind.out.4242" "$d/jit-4242.dump" -o "$d/annotated.out"
   cp_s=$(cut -d' ' -f1 "$dir/cp.times" | median)
   sed_s=$(cut -d' ' -f1 "$dir/sed.times" | median)
   an_s=$(cut -d' ' -f1 "$dir/annotate.times" | median)

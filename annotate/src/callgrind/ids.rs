@@ -161,8 +161,9 @@ pub struct NameEntry {
 pub struct NameSpace {
     /// Entries by id.
     pub ids: IdMap<NameEntry>,
-    /// The first id defined for each name, to refer to it again.
-    pub first_id: FastMap<Sym, u64>,
+    /// The first id defined for each name (indexed by [`Sym`]: names are
+    /// numbered densely), to refer to it again.
+    first_ids: Vec<Option<u64>>,
 }
 
 impl NameSpace {
@@ -175,6 +176,16 @@ impl NameSpace {
                 emitted: false,
             },
         );
-        self.first_id.entry(sym).or_insert(id);
+        let i = sym as usize;
+        if self.first_ids.len() <= i {
+            self.first_ids.resize(i + 1, None);
+        }
+        self.first_ids[i].get_or_insert(id);
+    }
+
+    /// The first id the input defined for `sym`.
+    #[inline]
+    pub fn first_id(&self, sym: Sym) -> Option<u64> {
+        self.first_ids.get(sym as usize).copied().flatten()
     }
 }

@@ -80,6 +80,14 @@ fn keyed_id(line: &[u8]) -> Option<(IdKey, u64)> {
     Some((key, bare_id(&line[value_at..])?))
 }
 
+/// True when `value` starts with a count [`CountLine::parse`] accepts
+/// without a closer look: 1 to 19 digits, then a blank or the end.
+#[inline]
+fn plain_count(value: &[u8]) -> bool {
+    let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
+    (1..20).contains(&digits) && matches!(value.get(digits), None | Some(b' ' | b'\t'))
+}
+
 impl HeldCall {
     fn is_empty(&self) -> bool {
         self.stage == 0
@@ -340,7 +348,9 @@ impl Rewriter<'_> {
             // `write_held_call` parses the line (failing as the rewriter would).
             return Some(Pass::Rewrite);
         };
-        CountLine::parse("calls", line).ok()?;
+        if !plain_count(&line[b"calls=".len()..]) {
+            CountLine::parse("calls", line).ok()?;
+        }
         let held = std::mem::take(&mut self.held);
         for (space, id) in held.defined.into_iter().flatten() {
             self.space_mut(space).ids.get_mut(id)?.emitted = true;
@@ -404,6 +414,28 @@ mod tests {
         ];
         for &(line, want) in cases {
             assert_eq!(keyed_id(line), want, "{}", line.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn a_plain_count_is_one_the_full_parse_accepts() {
+        let cases: &[(&[u8], bool)] = &[
+            (b"86 0x43200 126", true),
+            (b"1", true),
+            (b"7\t0x10", true),
+            (b"1234567890123456789 0x1", true),
+            (b"12345678901234567890 0x1", false),
+            (b"", false),
+            (b" 86 0x1", false),
+            (b"8/6 0x1", false),
+            (b"86x 0x1", false),
+        ];
+        for &(value, plain) in cases {
+            assert_eq!(plain_count(value), plain, "{}", value.escape_ascii());
+            let line = [b"calls=".as_slice(), value].concat();
+            if plain {
+                assert!(CountLine::parse("calls", &line).is_ok());
+            }
         }
     }
 }

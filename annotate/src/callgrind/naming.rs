@@ -64,7 +64,7 @@ impl Rewriter<'_> {
     /// name if any (defining it if needed), else as a plain string.
     pub(super) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
         let table = self.space_mut(space);
-        let Some(&id) = table.first_id.get(&sym) else {
+        let Some(id) = table.first_id(sym) else {
             return Ok(self.out.spec(key, self.names.name(sym))?);
         };
         let entry = table

@@ -25,13 +25,14 @@ pub enum Column {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Columns {
     kinds: Vec<Column>,
+    /// Where the instruction and line columns are (asked per line).
+    instr: Option<usize>,
+    line: Option<usize>,
 }
 
 impl Default for Columns {
     fn default() -> Self {
-        Columns {
-            kinds: vec![Column::Line],
-        }
+        Columns::of(vec![Column::Line])
     }
 }
 
@@ -50,7 +51,13 @@ impl Columns {
         if kinds.is_empty() || kinds.len() > MAX_COLUMNS {
             return Err(format!("positions: expects 1 to {MAX_COLUMNS} columns"));
         }
-        Ok(Columns { kinds })
+        Ok(Columns::of(kinds))
+    }
+
+    fn of(kinds: Vec<Column>) -> Columns {
+        let at = |kind| kinds.iter().position(|&k| k == kind);
+        let (instr, line) = (at(Column::Instr), at(Column::Line));
+        Columns { kinds, instr, line }
     }
 
     /// Number of columns.
@@ -64,8 +71,13 @@ impl Columns {
     }
 
     /// Index of the column of this kind.
+    #[inline]
     pub fn index(&self, kind: Column) -> Option<usize> {
-        self.kinds.iter().position(|&k| k == kind)
+        match kind {
+            Column::Instr => self.instr,
+            Column::Line => self.line,
+            Column::Other => self.kinds.iter().position(|&k| k == kind),
+        }
     }
 
     /// Splits off the position tokens; returns them and the rest (costs),
