@@ -3,11 +3,11 @@
 
 use super::ids::Sym;
 use super::line;
-use super::position::{first_cost, Column, Pos};
+use super::position::{self, first_cost, Column, Pos};
 use super::rewrite::{Block, Fail, Res, Rewriter, Space};
 
 /// The symbol table's answer for a range of addresses.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct Located {
     range: std::ops::Range<u64>,
     /// The symbol's segment, which holds the range.
@@ -31,17 +31,22 @@ impl Rewriter<'_> {
             out[li] = u64::from(self.table.symbol(symbol).line);
             return (self.jit_ident(symbol).1, out);
         };
-        let Some(found) = self.lookup(addr, symbol) else {
-            return (self.jit_ident(symbol).1, pos);
-        };
-        match found.row {
-            Some(row) => {
-                out[li] = u64::from(row.line);
-                (self.file_sym(row.file), out)
-            }
-            None => {
-                out[li] = u64::from(self.table.symbol(found.symbol).line);
-                (self.jit_ident(found.symbol).1, out)
+        let (file, line) = self.locate_addr(symbol, addr, pos[li]);
+        out[li] = line;
+        (file, out)
+    }
+
+    /// [`locate`](Self::locate) where the position has an address: the
+    /// output file and line for `addr` in JIT block `symbol`, whose input
+    /// line is `line`.
+    #[inline]
+    fn locate_addr(&mut self, symbol: u32, addr: u64, line: u64) -> (Sym, u64) {
+        match self.lookup(addr, symbol) {
+            None => (self.jit_ident(symbol).1, line),
+            Some((_, Some(row))) => (self.file_sym(row.file), u64::from(row.line)),
+            Some((found, None)) => {
+                let line = u64::from(self.table.symbol(found).line);
+                (self.jit_ident(found).1, line)
             }
         }
     }
@@ -50,9 +55,17 @@ impl Rewriter<'_> {
     /// share the answer: cost lines of one function hit it in a row, or
     /// at least stay in its segment (then only its rows are searched).
     /// `near` is the symbol the address most likely belongs to.
-    fn lookup(&mut self, addr: u64, near: u32) -> Option<Located> {
+    #[inline]
+    fn lookup(&mut self, addr: u64, near: u32) -> Option<(u32, Option<crate::symbols::Row>)> {
+        match &self.last_found {
+            Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
+            _ => self.lookup_again(addr, near),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) outside the last answer's range.
+    fn lookup_again(&mut self, addr: u64, near: u32) -> Option<(u32, Option<crate::symbols::Row>)> {
         let (segment, symbol, hint) = match &self.last_found {
-            Some(found) if found.range.contains(&addr) => return Some(found.clone()),
             Some(found) if found.segment.contains(&addr) => {
                 (found.segment.clone(), found.symbol, found.row_index)
             }
@@ -70,8 +83,8 @@ impl Rewriter<'_> {
             symbol,
             row,
         };
-        self.last_found = Some(found.clone());
-        Some(found)
+        self.last_found = Some(found);
+        Some((symbol, row))
     }
 
     /// Switches the output's current file with `fi=`/`fe=`.
@@ -117,9 +130,37 @@ impl Rewriter<'_> {
         Ok(decoded)
     }
 
+    /// [`cost_line`](Self::cost_line) of JIT block `symbol` in one pass,
+    /// where positions are tracked and the line has the common form of
+    /// `positions: instr line` (see [`position::instr_line`]); false, with
+    /// nothing done, for any other line.
+    #[inline]
+    fn quick_jit_cost(&mut self, symbol: u32, text: &[u8]) -> Res<bool> {
+        if !(self.part.known && self.cols.is_instr_line()) {
+            return Ok(false);
+        }
+        let Some((addr, line, costs)) = position::instr_line(text, &self.part.in_pos) else {
+            return Ok(false);
+        };
+        let Some(cost) = position::first_cost_quick(costs) else {
+            return Ok(false);
+        };
+        (self.part.in_pos[0], self.part.in_pos[1]) = (addr, line);
+        *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
+        let (file, out_line) = self.locate_addr(symbol, addr, line);
+        self.switch_file(file)?;
+        let mut out = self.part.in_pos;
+        out[1] = out_line;
+        self.write_position(out, costs)?;
+        Ok(true)
+    }
+
     pub(super) fn cost_line(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
         match self.part.block {
             Block::Jit(symbol) => {
+                if self.quick_jit_cost(symbol, text)? {
+                    return Ok(());
+                }
                 let (pos, costs) = self.decode(text)?;
                 let cost = first_cost(costs)?;
                 self.part.in_pos = pos;

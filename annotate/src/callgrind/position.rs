@@ -30,6 +30,67 @@ pub struct Columns {
     line: Option<usize>,
 }
 
+/// The address, line and costs of a position line of the columns
+/// `instr line` against `state`, in the form callgrind writes: `*`, `+N`,
+/// `-N` or a number (`0x` hex up to 16 digits, decimal up to 19) in each,
+/// one space after each. `None` for anything else: then
+/// [`Columns::decode`] reads it (with the same answer where this has one).
+#[inline]
+pub fn instr_line<'a>(text: &'a [u8], state: &Pos) -> Option<(u64, u64, &'a [u8])> {
+    let (addr, rest) = quick_column(text, state[0])?;
+    let (line, costs) = quick_column(rest, state[1])?;
+    Some((addr, line, costs))
+}
+
+/// One column of [`instr_line`] and what follows its space.
+#[inline(always)]
+fn quick_column(text: &[u8], prev: u64) -> Option<(u64, &[u8])> {
+    let (&first, after) = text.split_first()?;
+    let (value, rest) = match first {
+        b'*' => (prev, after),
+        b'+' => {
+            let (n, rest) = quick_decimal(after)?;
+            (prev.checked_add(n)?, rest)
+        }
+        b'-' => {
+            let (n, rest) = quick_decimal(after)?;
+            (prev.checked_sub(n)?, rest)
+        }
+        b'0' if after.first() == Some(&b'x') => quick_hex(&after[1..])?,
+        _ => quick_decimal(text)?,
+    };
+    match rest.split_first() {
+        None => Some((value, rest)),
+        Some((b' ', costs)) => Some((value, costs)),
+        Some(_) => None,
+    }
+}
+
+/// 1 to 19 decimal digits at the start of `text`, and the rest.
+#[inline(always)]
+fn quick_decimal(text: &[u8]) -> Option<(u64, &[u8])> {
+    let n = text.iter().take(20).take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 || n > 19 {
+        return None;
+    }
+    let value = text[..n]
+        .iter()
+        .fold(0u64, |v, &b| v * 10 + u64::from(b - b'0'));
+    Some((value, &text[n..]))
+}
+
+/// 1 to 16 hex digits at the start of `text`, and the rest.
+#[inline(always)]
+fn quick_hex(text: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value = 0u64;
+    let mut n = 0;
+    while let Some(digit) = text.get(n).and_then(|&b| hex_digit(b)) {
+        value = value.wrapping_shl(4) | u64::from(digit);
+        n += 1;
+    }
+    (1..=16).contains(&n).then(|| (value, &text[n..]))
+}
+
 impl Default for Columns {
     fn default() -> Self {
         Columns::of(vec![Column::Line])
@@ -52,6 +113,12 @@ impl Columns {
             return Err(format!("positions: expects 1 to {MAX_COLUMNS} columns"));
         }
         Ok(Columns::of(kinds))
+    }
+
+    /// True for exactly the columns `instr line` (see [`instr_line`]).
+    #[inline]
+    pub fn is_instr_line(&self) -> bool {
+        self.instr == Some(0) && self.line == Some(1) && self.kinds.len() == 2
     }
 
     fn of(kinds: Vec<Column>) -> Columns {
@@ -314,7 +381,7 @@ pub fn first_cost(costs: &[u8]) -> Result<u64, LineError> {
 /// [`first_cost`] in one pass where no number has over 19 digits (no
 /// overflow possible); `None` otherwise, or on a bad byte.
 #[inline]
-fn first_cost_quick(costs: &[u8]) -> Option<u64> {
+pub fn first_cost_quick(costs: &[u8]) -> Option<u64> {
     let (mut first, mut value, mut digits) = (None, 0u64, 0);
     for &b in costs {
         match b {
