@@ -69,7 +69,11 @@ fn quick_column(text: &[u8], prev: u64) -> Option<(u64, &[u8])> {
 /// 1 to 19 decimal digits at the start of `text`, and the rest.
 #[inline(always)]
 fn quick_decimal(text: &[u8]) -> Option<(u64, &[u8])> {
-    let n = text.iter().take(20).take_while(|b| b.is_ascii_digit()).count();
+    let n = text
+        .iter()
+        .take(20)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if n == 0 || n > 19 {
         return None;
     }
@@ -594,6 +598,28 @@ mod tests {
                 let text = String::from_utf8_lossy(&text);
                 assert_eq!(got, want, "{text:?} after {prev:?}");
             }
+        }
+    }
+
+    #[test]
+    fn instr_line_answers_as_the_token_wise_decoder_where_it_answers() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        assert!(cols.is_instr_line());
+        let mut answered = 0;
+        for prev in [[0, 0, 0], [0x1000, 7, 0], [u64::MAX, 3, 0]] {
+            for text in shapes() {
+                let Some((addr, line, costs)) = instr_line(&text, &prev) else {
+                    continue;
+                };
+                answered += 1;
+                let name = String::from_utf8_lossy(&text);
+                let (pos, rest) = cols.decode_checked(&text, &prev).expect(&name);
+                assert_eq!(([addr, line], costs), ([pos[0], pos[1]], rest), "{name:?}");
+            }
+        }
+        assert!(answered > 100, "{answered}");
+        for other in [&b"line"[..], b"instr", b"line instr", b"instr line x"] {
+            assert!(!Columns::parse(other).unwrap().is_instr_line());
         }
     }
 
