@@ -39,7 +39,8 @@ pub struct Columns {
 pub fn instr_line<'a>(text: &'a [u8], state: &Pos) -> Option<(u64, u64, &'a [u8])> {
     let (addr, rest) = quick_column(text, state[0])?;
     let (line, costs) = quick_column(rest, state[1])?;
-    Some((addr, line, costs))
+    let blank_next = matches!(costs.first(), Some(b' ' | b'\t'));
+    (!blank_next).then_some((addr, line, costs))
 }
 
 /// One column of [`instr_line`] and what follows its space.
@@ -606,14 +607,16 @@ mod tests {
         let cols = Columns::parse(b"instr line").unwrap();
         assert!(cols.is_instr_line());
         let mut answered = 0;
+        let mut texts = shapes();
+        texts.extend([&b"+3 +1  466"[..], b"+3 +1 \t466", b"+3 +1 ", b"* *"].map(<[u8]>::to_vec));
         for prev in [[0, 0, 0], [0x1000, 7, 0], [u64::MAX, 3, 0]] {
-            for text in shapes() {
-                let Some((addr, line, costs)) = instr_line(&text, &prev) else {
+            for text in &texts {
+                let Some((addr, line, costs)) = instr_line(text, &prev) else {
                     continue;
                 };
                 answered += 1;
-                let name = String::from_utf8_lossy(&text);
-                let (pos, rest) = cols.decode_checked(&text, &prev).expect(&name);
+                let name = String::from_utf8_lossy(text);
+                let (pos, rest) = cols.decode_checked(text, &prev).expect(&name);
                 assert_eq!(([addr, line], costs), ([pos[0], pos[1]], rest), "{name:?}");
             }
         }
