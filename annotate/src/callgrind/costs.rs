@@ -31,22 +31,15 @@ impl Rewriter<'_> {
             out[li] = u64::from(self.table.symbol(symbol).line);
             return (self.jit_ident(symbol).1, out);
         };
-        let (file, line) = self.locate_addr(symbol, addr, pos[li]);
-        out[li] = line;
-        (file, out)
-    }
-
-    /// [`locate`](Self::locate) where the position has an address: the
-    /// output file and line for `addr` in JIT block `symbol`, whose input
-    /// line is `line`.
-    #[inline]
-    fn locate_addr(&mut self, symbol: u32, addr: u64, line: u64) -> (Sym, u64) {
         match self.lookup(addr, symbol) {
-            None => (self.jit_ident(symbol).1, line),
-            Some((_, Some(row))) => (self.file_sym(row.file), u64::from(row.line)),
+            None => (self.jit_ident(symbol).1, pos),
+            Some((_, Some(row))) => {
+                out[li] = u64::from(row.line);
+                (self.file_sym(row.file), out)
+            }
             Some((found, None)) => {
-                let line = u64::from(self.table.symbol(found).line);
-                (self.jit_ident(found).1, line)
+                out[li] = u64::from(self.table.symbol(found).line);
+                (self.jit_ident(found).1, out)
             }
         }
     }
@@ -130,39 +123,32 @@ impl Rewriter<'_> {
         Ok(decoded)
     }
 
-    /// [`cost_line`](Self::cost_line) of JIT block `symbol` in one pass,
-    /// where positions are tracked and the line has the common form of
-    /// `positions: instr line` (see [`position::instr_line`]); false, with
-    /// nothing done, for any other line.
+    /// The position, costs and first cost of a JIT block's cost line in
+    /// one pass, where positions are tracked and the line has the common
+    /// form of `positions: instr line` (see [`position::instr_line`]);
+    /// `None` for any other line, which [`decode`](Self::decode) reads.
     #[inline]
-    fn quick_jit_cost(&mut self, symbol: u32, text: &[u8]) -> Res<bool> {
+    fn quick_decode<'a>(&self, text: &'a [u8]) -> Option<(Pos, &'a [u8], u64)> {
         if !(self.part.known && self.cols.is_instr_line()) {
-            return Ok(false);
+            return None;
         }
-        let Some((addr, line, costs)) = position::instr_line(text, &self.part.in_pos) else {
-            return Ok(false);
-        };
-        let Some(cost) = position::first_cost_quick(costs) else {
-            return Ok(false);
-        };
-        (self.part.in_pos[0], self.part.in_pos[1]) = (addr, line);
-        *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
-        let (file, out_line) = self.locate_addr(symbol, addr, line);
-        self.switch_file(file)?;
-        let mut out = self.part.in_pos;
-        out[1] = out_line;
-        self.write_position(out, costs)?;
-        Ok(true)
+        let (addr, line, costs) = position::instr_line(text, &self.part.in_pos)?;
+        let cost = position::first_cost_quick(costs)?;
+        let mut pos = self.part.in_pos;
+        (pos[0], pos[1]) = (addr, line);
+        Some((pos, costs, cost))
     }
 
     pub(super) fn cost_line(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
         match self.part.block {
             Block::Jit(symbol) => {
-                if self.quick_jit_cost(symbol, text)? {
-                    return Ok(());
-                }
-                let (pos, costs) = self.decode(text)?;
-                let cost = first_cost(costs)?;
+                let (pos, costs, cost) = match self.quick_decode(text) {
+                    Some(decoded) => decoded,
+                    None => {
+                        let (pos, costs) = self.decode(text)?;
+                        (pos, costs, first_cost(costs)?)
+                    }
+                };
                 self.part.in_pos = pos;
                 *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
                 let (file, out) = self.locate(symbol, pos);
