@@ -229,6 +229,63 @@ fn a_line_of_megabytes_is_an_error_not_an_allocation() {
     );
 }
 
+/// A native profile of several MB (many reader chunks), with a name
+/// line longer than the room kept in front of a chunk (100 kB) or than a
+/// chunk (300 kB) every 7,000 functions.
+fn long_native_profile() -> Vec<String> {
+    let mut lines = vec![
+        "# callgrind format".to_string(),
+        "positions: instr line".into(),
+        "events: Ir".into(),
+        "ob=(1) /bin/x".into(),
+        "fl=(1) x.c".into(),
+    ];
+    for f in 0..40_000 {
+        let name = if f % 7_000 == 3 {
+            "g".repeat([100_000, 300_000][f / 7_000 % 2])
+        } else {
+            format!("f{f}")
+        };
+        lines.push(format!("fn=({f}) {name}"));
+        lines.extend(["0x10 1 1", "+1 1 2", "+2 * 3"].map(String::from));
+        if f > 0 {
+            lines.extend(["cfn=(0)", "calls=1 0x10 1", "+1 * 4"].map(String::from));
+        }
+        lines.push(String::new());
+    }
+    lines.pop();
+    lines
+}
+
+#[test]
+fn errors_name_their_line_deep_in_a_profile_read_in_chunks() {
+    let lines = long_native_profile();
+    let after_long: Vec<usize> = (0..lines.len())
+        .filter(|&i| i > 0 && lines[i - 1].len() >= 100_000)
+        .collect();
+    assert_eq!(after_long.len(), 6);
+    let spread = (1..40).map(|k| k * lines.len() / 40);
+    let targets = spread.chain(after_long).chain([lines.len() - 1]);
+    for at in targets {
+        let at = (at..lines.len())
+            .find(|&i| lines[i].starts_with('+'))
+            .unwrap();
+        let mut broken = lines.clone();
+        broken[at] = "+1 1 zz".into();
+        for end in ["", "\n"] {
+            let input = broken.join("\n") + end;
+            for mode in [Mode::Fast, Mode::Exact] {
+                let table = SymbolTable::new();
+                let err =
+                    annotate::callgrind::rewrite(input.as_bytes(), std::io::sink(), &table, mode)
+                        .unwrap_err();
+                let want = format!("line {}: bad cost 'zz'", at + 1);
+                assert_eq!(err.to_string(), want, "{mode:?} end {end:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn fast_mode_still_refuses_numbers_over_64_bits() {
     let input = "# callgrind format\npositions: line\nevents: Ir\nfl=(1) a.c\nfn=(2) f\n3 5\n+1 99999999999999999999\n";

@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 use super::feed::{Chunk, Feed, HEADROOM};
 use super::lane::Pass;
 use super::newlines::Newlines;
-use super::plain_lines::Break;
+use super::plain_lines::Breaks;
 use super::rewrite::{Fail, Rewriter};
 use super::stats::Stats;
 use crate::symbols::SymbolTable;
@@ -119,14 +119,13 @@ fn rewrite_to(
         start: 0,
         end: 0,
         eof: false,
-        line_no: 0,
+        lines: LineCount::default(),
         held: None,
         marks: Marks::default(),
     };
     let mut rw = Rewriter::new(table, output, mode);
-    driver.run(&mut rw)?;
-    let line = driver.line_no;
-    rw.finish().map_err(|f| error(f, line))
+    let lines = driver.run(&mut rw)?;
+    rw.finish().map_err(|f| error(f, lines))
 }
 
 fn error(fail: Fail, line: u64) -> RewriteError {
@@ -145,61 +144,75 @@ struct Driver {
     start: usize,
     end: usize,
     eof: bool,
-    line_no: u64,
-    /// Call lines the fast lane holds back, `buf[offset..start]`, and the
-    /// number of the first one.
-    held: Option<(usize, u64)>,
+    lines: LineCount,
+    /// Call lines the fast lane holds back, `buf[offset..start]`.
+    held: Option<usize>,
     /// The lines of the current chunk that may not be plain cost lines.
     marks: Marks,
 }
 
-/// The reader's [`Break`]s of the current chunk, for passing over runs of
+/// Line numbers, counted only when asked for (an error): most lines are
+/// passed over in runs without looking for their ends.
+#[derive(Clone, Copy, Debug, Default)]
+struct LineCount {
+    /// Where counting starts in the driver's buffer: a line start.
+    anchor: usize,
+    /// Lines before that one.
+    before: u64,
+}
+
+impl LineCount {
+    /// The 1-based number of the line holding `buf[at]`.
+    fn at(&self, buf: &[u8], at: usize) -> u64 {
+        self.before + newlines(&buf[self.anchor..at]) + 1
+    }
+}
+
+fn newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// The reader's [`Breaks`] of the current chunk, for passing over runs of
 /// plain cost lines.
 #[derive(Default)]
 struct Marks {
-    breaks: Vec<Break>,
-    /// The first break not behind the driver.
-    cursor: usize,
+    breaks: Breaks,
     /// Where the chunk's data starts in the driver's buffer.
     data_start: usize,
-    /// Lines before the chunk's data.
-    base_line: u64,
 }
 
 impl Marks {
     /// Where the run of plain cost lines starting at the line at `start`
-    /// ends, and the number of lines before that point; `None` if the
-    /// line at `start` may not be plain.
-    fn plain_run(&mut self, start: usize) -> Option<(usize, u64)> {
-        let at = u32::try_from(start.checked_sub(self.data_start)?).ok()?;
-        while self.breaks.get(self.cursor).is_some_and(|b| b.offset < at) {
-            self.cursor += 1;
-        }
-        let next = self.breaks.get(self.cursor)?;
-        let end = self.data_start + next.offset as usize;
-        (next.offset > at).then_some((end, self.base_line + u64::from(next.newlines)))
+    /// ends; `None` if the line at `start` may not be plain.
+    #[inline]
+    fn plain_run(&self, start: usize) -> Option<usize> {
+        let at = start.checked_sub(self.data_start)?;
+        let next = self.breaks.next_from(at)?;
+        (next > at).then_some(self.data_start + next)
     }
 
-    /// Takes the breaks of the chunk whose data now starts at `data_start`;
-    /// `line_no` lines came before it. Returns the old ones.
-    fn install(&mut self, breaks: Vec<Break>, data_start: usize, line_no: u64) -> Vec<Break> {
-        self.cursor = 0;
+    /// Takes the breaks of the chunk whose data now starts at
+    /// `data_start`. Returns the old ones.
+    fn install(&mut self, breaks: Breaks, data_start: usize) -> Breaks {
         self.data_start = data_start;
-        self.base_line = line_no;
         std::mem::replace(&mut self.breaks, breaks)
     }
 }
 
 impl Driver {
-    fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
+    /// Feeds every line to `rw`; the number of lines.
+    fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
         loop {
             self.lines(rw)?;
             if !self.refill(rw)? {
                 self.replay_held(rw)?;
                 self.last_line(rw)?;
+                let unfinished = u64::from(self.start < self.end);
+                let lines = self.lines.at(&self.buf, self.end) - 1 + unfinished;
                 let buf = std::mem::take(&mut self.buf);
-                let breaks = self.marks.install(Vec::new(), 0, self.line_no);
-                return chunk_done(rw, buf, breaks);
+                let breaks = self.marks.install(Breaks::default(), 0);
+                chunk_done(rw, buf, breaks)?;
+                return Ok(lines);
             }
         }
     }
@@ -209,14 +222,14 @@ impl Driver {
     /// step; other lines the lane copies join them in runs the writer
     /// copies from the chunk; the rest go through the rewriter.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
-        let mut run_start = self.held.map_or(self.start, |h| h.0);
+        let mut run_start = self.held.unwrap_or(self.start);
         let mut lane = rw.lane_open();
         let base = self.start;
         let mut newlines = Newlines::new(&self.buf[base..self.end]);
         loop {
             if lane && self.held.is_none() {
-                if let Some((to, line_no)) = self.marks.plain_run(self.start) {
-                    (self.start, self.line_no) = (to, line_no);
+                if let Some(to) = self.marks.plain_run(self.start) {
+                    self.start = to;
                     newlines.skip_to(to - base);
                     rw.copied_cost_lines();
                 }
@@ -224,28 +237,27 @@ impl Driver {
             let Some(nl) = newlines.next() else { break };
             let (line_start, line_end) = (self.start, base + nl);
             self.start = line_end + 1;
-            self.line_no += 1;
             let line = &self.buf[line_start..line_end];
             let pass = if lane { rw.pass(line) } else { Pass::Declined };
             match pass {
                 Pass::Copied => self.held = None,
                 Pass::Held => {
-                    self.held.get_or_insert((line_start, self.line_no));
+                    self.held.get_or_insert(line_start);
                 }
                 Pass::Rewrite | Pass::Declined => {
-                    let run_end = self.held.map_or(line_start, |h| h.0);
+                    let run_end = self.held.unwrap_or(line_start);
                     rw.out
                         .copy_input(run_start..run_end)
                         .map_err(RewriteError::Io)?;
                     run_start = self.start;
                     let held = self.held.take();
-                    let line_no = self.line_no;
-                    rewrite_line(rw, pass, &self.buf[..line_end], line_start, held, line_no)?;
+                    let (buf, lines) = (&self.buf[..line_end], self.lines);
+                    rewrite_line(rw, pass, buf, line_start, held, lines)?;
                 }
             }
             lane = rw.lane_open();
         }
-        let run_end = self.held.map_or(self.start, |h| h.0);
+        let run_end = self.held.unwrap_or(self.start);
         rw.out
             .copy_input(run_start..run_end)
             .map_err(RewriteError::Io)
@@ -254,7 +266,10 @@ impl Driver {
     /// At the end of the input: held lines go to the rewriter after all.
     fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         match self.held.take() {
-            Some((from, first)) => replay(rw, &self.buf[from..self.start], first),
+            Some(from) => {
+                let first = self.lines.at(&self.buf, from);
+                replay(rw, &self.buf[from..self.start], first)
+            }
             None => Ok(()),
         }
     }
@@ -264,10 +279,10 @@ impl Driver {
         if self.start == self.end {
             return Ok(());
         }
-        self.line_no += 1;
         let line = &self.buf[self.start..self.end];
         let content = line.strip_suffix(b"\r").unwrap_or(line);
-        rw.line(content, false).map_err(|f| error(f, self.line_no))
+        let line_no = self.lines.at(&self.buf, self.start);
+        rw.line(content, false).map_err(|f| error(f, line_no))
     }
 
     /// Puts the unconsumed tail (and held lines) in front of the next
@@ -277,12 +292,12 @@ impl Driver {
         if self.eof {
             return Ok(false);
         }
-        let keep = self.held.map_or(self.start, |h| h.0);
+        let keep = self.held.unwrap_or(self.start);
         let tail = self.end - keep;
         if tail > MAX_LINE {
             let message = format!("line longer than {} MiB", MAX_LINE >> 20);
             return Err(RewriteError::Parse {
-                line: self.line_no + 1,
+                line: self.lines.at(&self.buf, self.start),
                 message,
             });
         }
@@ -295,6 +310,7 @@ impl Driver {
             self.eof = true;
             return Ok(self.start < self.end);
         }
+        let before = self.lines_before(keep);
         let at = if tail <= HEADROOM {
             let at = HEADROOM - tail;
             next[at..HEADROOM].copy_from_slice(&self.buf[keep..self.end]);
@@ -314,17 +330,30 @@ impl Driver {
             self.end = self.buf.len();
             0
         };
-        let old = self.marks.install(breaks, self.end - len, self.line_no);
+        self.lines = LineCount { anchor: at, before };
+        let old = self.marks.install(breaks, self.end - len);
         chunk_done(rw, next, old)?;
         self.start = self.start - keep + at;
-        self.held = self.held.map(|(_, line)| (at, line));
+        self.held = self.held.map(|_| at);
         Ok(true)
+    }
+
+    /// The lines before `buf[keep]`, counting those of the chunk's data
+    /// as the reader did.
+    fn lines_before(&self, keep: usize) -> u64 {
+        let LineCount { anchor, before } = self.lines;
+        let data_start = self.marks.data_start;
+        let count = |range: std::ops::Range<usize>| newlines(&self.buf[range]);
+        if keep < data_start {
+            return before + count(anchor..keep);
+        }
+        before + count(anchor..data_start) + self.marks.breaks.newlines() - count(keep..self.end)
     }
 }
 
 /// Hands the buffer the output copies from, with its breaks, to the
 /// writer (both go back to the reader from there).
-fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Vec<Break>) -> Result<(), RewriteError> {
+fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), RewriteError> {
     let chunk = Chunk {
         buf,
         len: 0,
@@ -340,22 +369,23 @@ fn rewrite_line(
     pass: Pass,
     buf: &[u8],
     start: usize,
-    held: Option<(usize, u64)>,
-    line_no: u64,
+    held: Option<usize>,
+    lines: LineCount,
 ) -> Result<(), RewriteError> {
+    let line_no = || lines.at(buf, start);
     let line = &buf[start..];
     if pass == Pass::Rewrite {
-        return rw.write_held_call(line).map_err(|f| error(f, line_no));
+        return rw.write_held_call(line).map_err(|f| error(f, line_no()));
     }
-    if let Some((from, first)) = held {
-        replay(rw, &buf[from..start], first)?;
+    if let Some(from) = held {
+        replay(rw, &buf[from..start], lines.at(buf, from))?;
     } else if rw.takes_position(line) {
         return rw
             .cost_line(line, line, true)
-            .map_err(|f| error(f, line_no));
+            .map_err(|f| error(f, line_no()));
     }
     let content = line.strip_suffix(b"\r").unwrap_or(line);
-    rw.line(content, true).map_err(|f| error(f, line_no))
+    rw.line(content, true).map_err(|f| error(f, line_no()))
 }
 
 /// Gives the rewriter call lines the fast lane held back (whole lines,

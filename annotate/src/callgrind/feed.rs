@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::plain_lines::{breaks, Break};
+use super::plain_lines::{breaks, Breaks};
 
 /// Data bytes per chunk.
 pub const CHUNK: usize = 256 << 10;
@@ -25,7 +25,7 @@ pub struct Chunk {
     pub buf: Vec<u8>,
     pub len: usize,
     /// The lines of the data that may not be plain cost lines.
-    pub breaks: Vec<Break>,
+    pub breaks: Breaks,
 }
 
 /// The rewriter's end: receives chunks, gives spent buffers back.

@@ -12,25 +12,58 @@
 //! how many columns are positions.
 //!
 //! Each 64-byte block becomes bit masks of byte classes (SSE2 on x86-64);
-//! the rules are shifts and ands on those masks, carried across blocks.
+//! the rules are shifts and ands on those masks, carried across blocks,
+//! and each byte that breaks one is spread down to its line's start with
+//! shifts too: the marks come out as a bitmap, with no loop over lines.
 
 const BLOCK: usize = 64;
 
-/// The start of a line that may not be a plain cost line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Break {
-    /// Offset in the chunk.
-    pub offset: u32,
-    /// Newlines in the chunk before `offset`.
-    pub newlines: u32,
+/// The line starts of a chunk that may not be plain cost lines: one bit
+/// per byte offset, so the reader never loops over lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Breaks {
+    /// Bit `i % 64` of word `i / 64`: a break at offset `i`.
+    words: Vec<u64>,
+    /// Newlines in the chunk.
+    newlines: u64,
 }
 
-/// Fills `out` with the breaks of `chunk` (at most 4 GiB), in order: one
-/// at 0 (the first line may continue the chunk before and is not read),
-/// one at each line start after that which is not a plain cost line, and
-/// one at the start of the last line (unfinished, or empty when the chunk
-/// ends with a newline). Between two breaks, every line is plain.
-pub fn breaks(chunk: &[u8], out: &mut Vec<Break>) {
+impl Breaks {
+    /// The first break at or after `at`, if any.
+    #[inline]
+    pub fn next_from(&self, at: usize) -> Option<usize> {
+        let mut word = at / BLOCK;
+        let mut bits = self.words.get(word)? & (u64::MAX << (at % BLOCK));
+        while bits == 0 {
+            word += 1;
+            bits = *self.words.get(word)?;
+        }
+        Some(word * BLOCK + bits.trailing_zeros() as usize)
+    }
+
+    /// The number of newlines in the chunk.
+    pub fn newlines(&self) -> u64 {
+        self.newlines
+    }
+
+    /// No breaks, room for those of a chunk of `len` bytes.
+    fn reset(&mut self, len: usize) {
+        self.words.clear();
+        self.words.resize(len / BLOCK + 1, 0);
+        self.newlines = 0;
+    }
+
+    fn set(&mut self, offset: usize) {
+        self.words[offset / BLOCK] |= 1 << (offset % BLOCK);
+    }
+}
+
+/// Fills `out` with the breaks of `chunk`: one at 0 (the first line may
+/// continue the chunk before and is not read), one at each line start
+/// after that which is not a plain cost line, and one at the start of the
+/// last line (unfinished, or empty when the chunk ends with a newline).
+/// Between two breaks, every line is plain.
+pub fn breaks(chunk: &[u8], out: &mut Breaks) {
     #[cfg(target_arch = "x86_64")]
     if avx2::detected() {
         // SAFETY: the CPU has the features `with_avx2` is compiled for.
@@ -54,47 +87,33 @@ impl Classify for Baseline {
     }
 }
 
+/// Blocks are read from offset 0: the first line's bytes can only mark
+/// the start at 0, a break anyway, and its newline ends every rule.
 #[inline(always)]
-fn breaks_with<C: Classify>(chunk: &[u8], out: &mut Vec<Break>) {
-    out.clear();
-    out.push(Break::default());
-    let Some(first) = memchr::memchr(b'\n', chunk) else {
-        return;
-    };
-    let mut marks = Marks {
+fn breaks_with<C: Classify>(chunk: &[u8], out: &mut Breaks) {
+    out.reset(chunk.len());
+    let mut scan = Scan {
         out,
-        last_start: Break {
-            offset: first as u32 + 1,
-            newlines: 1,
-        },
+        carry: Carry::LINE_START,
+        open: 0,
+        open_block: 0,
+        last_bit: 0,
     };
-    let mut carry = Carry::LINE_START;
-    let mut newlines = 1;
-    let rest = &chunk[first + 1..];
-    let mut blocks = rest.chunks_exact(BLOCK);
-    let mut at = first as u32 + 1;
-    for block in blocks.by_ref() {
-        let m = C::masks(block.try_into().expect("chunks_exact"));
-        let (bad, starts) = carry.check(&m);
-        marks.block(at, newlines, &m, bad, starts);
-        newlines += m.nl.count_ones();
-        at += BLOCK as u32;
+    let mut blocks = chunk.chunks_exact(BLOCK);
+    for (k, block) in blocks.by_ref().enumerate() {
+        scan.block(k, &C::masks(block.try_into().expect("chunks_exact")));
     }
     if !blocks.remainder().is_empty() {
-        let m = C::masks(&padded(blocks.remainder()));
-        let (bad, starts) = carry.check(&m);
-        marks.block(at, newlines, &m, bad, starts);
-        newlines += m.nl.count_ones();
+        scan.block(chunk.len() / BLOCK, &C::masks(&padded(blocks.remainder())));
     }
-    let end = Break {
-        offset: chunk.len() as u32,
-        newlines,
+    let (open, block, bit) = (scan.open, scan.open_block, scan.last_bit);
+    out.words[block] = open;
+    let last = match chunk.last() {
+        Some(b'\n') => chunk.len(),
+        _ => block * BLOCK + bit as usize,
     };
-    let last = match memchr::memrchr(b'\n', chunk) {
-        Some(nl) if nl + 1 < chunk.len() => marks.last_start,
-        _ => end,
-    };
-    marks.push(last);
+    out.set(0);
+    out.set(last);
 }
 
 /// A block of the chunk; the last one padded with bytes no line may hold.
@@ -105,60 +124,49 @@ fn padded(block: &[u8]) -> [u8; BLOCK] {
     full
 }
 
-/// The breaks found so far.
-struct Marks<'a> {
-    out: &'a mut Vec<Break>,
-    /// The last line start seen.
-    last_start: Break,
+/// The state of a pass over the blocks of a chunk.
+struct Scan<'a> {
+    out: &'a mut Breaks,
+    carry: Carry,
+    /// The marks of the last block with a line start, kept out of memory
+    /// while later blocks may still add to them (a store and a reload per
+    /// block would chain the blocks together).
+    open: u64,
+    open_block: usize,
+    /// The last line start seen: bit `last_bit` of `open_block`.
+    last_bit: u32,
 }
 
-impl Marks<'_> {
-    /// Marks the lines that hold a `bad` bit of the block at `at`, which
-    /// has `newlines` newlines before it.
+impl Scan<'_> {
+    /// Marks the lines that hold a bad byte of block `k`; bad bytes below
+    /// its first line start belong to the last line start seen.
     #[inline(always)]
-    fn block(&mut self, at: u32, newlines: u32, m: &Masks, mut bad: u64, starts: u64) {
-        let start_at = |bit: u32| Break {
-            offset: at + bit,
-            newlines: newlines + (m.nl & below(bit)).count_ones(),
-        };
-        while bad != 0 {
-            let b = bad.trailing_zeros();
-            let line = highest(starts & up_to(b)).map_or(self.last_start, start_at);
-            self.push(line);
-            let later = starts & !up_to(b);
-            if later == 0 {
-                break;
-            }
-            bad &= !below(later.trailing_zeros());
-        }
-        if let Some(bit) = highest(starts) {
-            self.last_start = start_at(bit);
-        }
-    }
-
-    #[inline(always)]
-    fn push(&mut self, mark: Break) {
-        if self.out.last().is_none_or(|last| last.offset < mark.offset) {
-            self.out.push(mark);
+    fn block(&mut self, k: usize, m: &Masks) {
+        let (bad, starts) = self.carry.check(m);
+        let reach = spread_down(bad, starts);
+        self.open |= (reach & !starts & 1) << self.last_bit;
+        self.out.newlines += u64::from(m.nl.count_ones());
+        if starts != 0 {
+            self.out.words[self.open_block] = self.open;
+            self.open = reach & starts;
+            self.open_block = k;
+            self.last_bit = 63 - starts.leading_zeros();
         }
     }
 }
 
-/// Bits 0..=bit.
+/// Each bit of `bad` spread down to the line start at or below it (or to
+/// bit 0), in six doubling steps: a bit passes from i + 1 to i while i + 1
+/// is not a line start.
 #[inline(always)]
-fn up_to(bit: u32) -> u64 {
-    u64::MAX >> (63 - bit)
-}
-
-/// Bits 0..bit.
-#[inline(always)]
-fn below(bit: u32) -> u64 {
-    (1u64 << bit) - 1
-}
-
-#[inline(always)]
-fn highest(bits: u64) -> Option<u32> {
-    (bits != 0).then(|| 63 - bits.leading_zeros())
+fn spread_down(bad: u64, starts: u64) -> u64 {
+    let mut reach = bad;
+    let mut pass = !(starts >> 1);
+    for shift in [1, 2, 4, 8, 16] {
+        reach |= pass & (reach >> shift);
+        pass &= pass >> shift;
+    }
+    reach | pass & (reach >> 32)
 }
 
 /// One bit per byte of a block, per byte class.
@@ -417,7 +425,7 @@ mod sse2 {
 /// otherwise computed in software), found at run time.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{breaks_with, classes, Break, Classify, Lanes, Masks, BLOCK};
+    use super::{breaks_with, classes, Breaks, Classify, Lanes, Masks, BLOCK};
     use std::arch::x86_64::*;
 
     pub(super) fn detected() -> bool {
@@ -428,7 +436,7 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
-    pub(super) fn breaks(chunk: &[u8], out: &mut Vec<Break>) {
+    pub(super) fn breaks(chunk: &[u8], out: &mut Breaks) {
         breaks_with::<Avx2>(chunk, out);
     }
 
@@ -518,45 +526,44 @@ mod tests {
         t.len() <= 16 && (t == b"*" || plain)
     }
 
-    /// The breaks a line-by-line reading gives.
-    fn slow_breaks(chunk: &[u8]) -> Vec<Break> {
-        let mut out = vec![Break::default()];
+    /// The break offsets a line-by-line reading gives.
+    fn slow_breaks(chunk: &[u8]) -> Vec<usize> {
+        let mut out = vec![0];
         let Some(first) = chunk.iter().position(|&b| b == b'\n') else {
             return out;
         };
         let mut at = first + 1;
-        let mut newlines = 1;
         for line in chunk[first + 1..].split_inclusive(|&b| b == b'\n') {
             let Some(text) = line.strip_suffix(b"\n") else {
                 break;
             };
             if !plain_cost_line(text) {
-                out.push(Break {
-                    offset: at as u32,
-                    newlines,
-                });
+                out.push(at);
             }
             at += line.len();
-            newlines += 1;
         }
-        if out.last().unwrap().offset < at as u32 {
-            out.push(Break {
-                offset: at as u32,
-                newlines,
-            });
+        if *out.last().unwrap() < at {
+            out.push(at);
         }
         out
     }
 
-    /// The answer of `breaks`, after checking that the baseline code
-    /// gives the same.
-    fn fast_breaks(chunk: &[u8]) -> Vec<Break> {
-        let mut out = vec![Break::default(); 3];
+    /// The break offsets of `breaks`, after checking that the baseline
+    /// code gives the same and that the newlines are counted.
+    fn fast_breaks(chunk: &[u8]) -> Vec<usize> {
+        let mut out = Breaks::default();
+        breaks(b"1 2\nfn=(1)\n3 4\n", &mut out); // a used one
         breaks(chunk, &mut out);
-        let mut baseline = vec![Break::default(); 3];
+        let mut baseline = Breaks::default();
         breaks_with::<Baseline>(chunk, &mut baseline);
         assert_eq!(out, baseline);
-        out
+        let newlines = chunk.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(out.newlines(), newlines as u64);
+        let mut offsets = Vec::new();
+        while let Some(at) = out.next_from(offsets.last().map_or(0, |&o| o + 1)) {
+            offsets.push(at);
+        }
+        offsets
     }
 
     const LINES: &[&[u8]] = &[
