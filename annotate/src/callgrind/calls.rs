@@ -8,7 +8,7 @@
 
 use super::ids::Sym;
 use super::line::{Key, NameRef};
-use super::position::{first_cost, Column, Pos};
+use super::position::{self, first_cost, Column, Pos};
 use super::rewrite::{Block, Fail, FnKind, FnRef, Res, Rewriter, Space};
 
 /// True for the keys that belong to a call or jump group.
@@ -404,6 +404,9 @@ impl Rewriter<'_> {
     /// A call or jump target relative to the input's state (targets never
     /// move the state).
     fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
+        if let Some(pos) = self.quick_target(text) {
+            return Ok(pos);
+        }
         if self.part.known {
             return Ok(self.cols.decode(text, &self.part.in_pos)?.0);
         }
@@ -411,6 +414,26 @@ impl Rewriter<'_> {
             .decode_absolute(text)
             .map(|d| d.0)
             .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))
+    }
+
+    /// A target of the common `instr line` form, after one blank, read in
+    /// one pass (see [`position::instr_line`]); `None` for any other, which
+    /// [`decode_target`](Self::decode_target) reads.
+    #[inline]
+    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
+        if !self.cols.is_instr_line() {
+            return None;
+        }
+        let text = text.strip_prefix(b" ")?;
+        let (mut pos, (addr, line, _)) = match self.part.known {
+            true => (
+                self.part.in_pos,
+                position::instr_line(text, &self.part.in_pos)?,
+            ),
+            false => (Pos::default(), position::absolute_instr_line(text)?),
+        };
+        (pos[0], pos[1]) = (addr, line);
+        Some(pos)
     }
 
     /// A target inside JIT code gets its source line (a JIT callee's, or

@@ -43,6 +43,23 @@ pub fn instr_line<'a>(text: &'a [u8], state: &Pos) -> Option<(u64, u64, &'a [u8]
     (!blank_next).then_some((addr, line, costs))
 }
 
+/// [`instr_line`] where no state is known: only absolute columns (each
+/// starting with a digit) are read, as [`Columns::decode_absolute`] does.
+#[inline]
+pub fn absolute_instr_line(text: &[u8]) -> Option<(u64, u64, &[u8])> {
+    let absolute = |t: &[u8]| t.first().is_some_and(u8::is_ascii_digit);
+    if !absolute(text) {
+        return None;
+    }
+    let (addr, rest) = quick_column(text, 0)?;
+    if !absolute(rest) {
+        return None;
+    }
+    let (line, costs) = quick_column(rest, 0)?;
+    let blank_next = matches!(costs.first(), Some(b' ' | b'\t'));
+    (!blank_next).then_some((addr, line, costs))
+}
+
 /// One column of [`instr_line`] and what follows its space.
 #[inline(always)]
 fn quick_column(text: &[u8], prev: u64) -> Option<(u64, &[u8])> {
@@ -621,6 +638,17 @@ mod tests {
             }
         }
         assert!(answered > 100, "{answered}");
+        let mut absolute = 0;
+        for text in &texts {
+            let Some((addr, line, costs)) = absolute_instr_line(text) else {
+                continue;
+            };
+            absolute += 1;
+            let name = String::from_utf8_lossy(text);
+            let (pos, rest) = cols.decode_absolute(text).expect(&name);
+            assert_eq!(([addr, line], costs), ([pos[0], pos[1]], rest), "{name:?}");
+        }
+        assert!(absolute > 20, "{absolute}");
         for other in [&b"line"[..], b"instr", b"line instr", b"instr line x"] {
             assert!(!Columns::parse(other).unwrap().is_instr_line());
         }
