@@ -425,12 +425,13 @@ impl Rewriter<'_> {
             return None;
         }
         let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.part.known {
-            true => (
+        let (mut pos, (addr, line, _)) = if self.part.known {
+            (
                 self.part.in_pos,
                 position::instr_line(text, &self.part.in_pos)?,
-            ),
-            false => (Pos::default(), position::absolute_instr_line(text)?),
+            )
+        } else {
+            (Pos::default(), position::absolute_instr_line(text)?)
         };
         (pos[0], pos[1]) = (addr, line);
         Some(pos)

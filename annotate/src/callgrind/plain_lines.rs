@@ -552,7 +552,7 @@ mod tests {
     /// code gives the same and that the newlines are counted.
     fn fast_breaks(chunk: &[u8]) -> Vec<usize> {
         let mut out = Breaks::default();
-        breaks(b"1 2\nfn=(1)\n3 4\n", &mut out); // a used one
+        breaks(b"1 2\nfn=(1)\n3 4\n", &mut out); // reused: old marks must go
         breaks(chunk, &mut out);
         let mut baseline = Breaks::default();
         breaks_with::<Baseline>(chunk, &mut baseline);
