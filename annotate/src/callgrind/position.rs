@@ -37,25 +37,30 @@ pub struct Columns {
 /// [`Columns::decode`] reads it (with the same answer where this has one).
 #[inline]
 pub fn instr_line<'a>(text: &'a [u8], state: &Pos) -> Option<(u64, u64, &'a [u8])> {
-    let (addr, rest) = quick_column(text, state[0])?;
-    let (line, costs) = quick_column(rest, state[1])?;
-    let blank_next = matches!(costs.first(), Some(b' ' | b'\t'));
-    (!blank_next).then_some((addr, line, costs))
+    two_columns::<false>(text, state)
 }
 
 /// [`instr_line`] where no state is known: only absolute columns (each
 /// starting with a digit) are read, as [`Columns::decode_absolute`] does.
 #[inline]
 pub fn absolute_instr_line(text: &[u8]) -> Option<(u64, u64, &[u8])> {
-    let absolute = |t: &[u8]| t.first().is_some_and(u8::is_ascii_digit);
-    if !absolute(text) {
-        return None;
-    }
-    let (addr, rest) = quick_column(text, 0)?;
-    if !absolute(rest) {
-        return None;
-    }
-    let (line, costs) = quick_column(rest, 0)?;
+    two_columns::<true>(text, &[0; MAX_COLUMNS])
+}
+
+/// [`instr_line`]; with `ABSOLUTE`, relative columns are refused.
+#[inline(always)]
+fn two_columns<'a, const ABSOLUTE: bool>(
+    text: &'a [u8],
+    state: &Pos,
+) -> Option<(u64, u64, &'a [u8])> {
+    let column = |text: &'a [u8], prev| {
+        if ABSOLUTE && !matches!(text, [b'0'..=b'9', ..]) {
+            return None;
+        }
+        quick_column(text, prev)
+    };
+    let (addr, rest) = column(text, state[0])?;
+    let (line, costs) = column(rest, state[1])?;
     let blank_next = matches!(costs.first(), Some(b' ' | b'\t'));
     (!blank_next).then_some((addr, line, costs))
 }
