@@ -11,7 +11,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(50 500)
 runs=5
 calls=${CALL_JIT_PERCENT:-15}
-cargo build --release --locked -q -p annotate --bin callgrind-jit --example gen_profile
+cargo build --release --locked -q -p callgrind-jit --bin callgrind-jit --example gen_profile
 bin=$PWD/target/release/callgrind-jit
 dir=$PWD/target/bench
 mkdir -p "$dir"

@@ -7,6 +7,7 @@ set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 have_pkg libclang-dev || need+=(libclang-dev)
+command -v perf >/dev/null || need+=(linux-perf)          # the perf inject test
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v callgrind_annotate >/dev/null || need+=(valgrind)

@@ -250,12 +250,9 @@ impl Drop for Session {
 
 impl State {
     fn create_writer(&mut self) {
-        let (writer, errors) = Writer::create(&self.options);
-        for (path, err) in errors {
-            self.warn(&format!(
-                "cannot create {}: {err}; not writing it",
-                path.display()
-            ));
+        let (writer, problems) = Writer::create(&self.options);
+        for problem in problems {
+            self.warn(&problem);
         }
         if writer.is_open() {
             valgrind::log(&format!(

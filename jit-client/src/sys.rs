@@ -87,8 +87,11 @@ pub fn create_private(path: &Path) -> io::Result<File> {
     open(path, libc::O_EXCL)
 }
 
+/// Opened read-write: perf records the jitdump only through the marker
+/// mapping, and `mmap(PROT_READ)` needs a descriptor open for reading.
 fn open(path: &Path, extra: libc::c_int) -> io::Result<File> {
     std::fs::OpenOptions::new()
+        .read(true)
         .write(true)
         .create(true)
         .mode(0o644)

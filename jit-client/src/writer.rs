@@ -44,7 +44,10 @@ pub enum Failure {
 
 struct Jitdump {
     file: File,
-    _marker: Option<sys::Marker>,
+    /// Kept mapped while the file is written (perf looks for the mapping).
+    marker: Option<sys::Marker>,
+    /// Why the marker could not be mapped, reported once by the session.
+    marker_error: Option<io::Error>,
 }
 
 /// The files of one process id.
@@ -62,23 +65,35 @@ pub struct Writer {
 
 impl Writer {
     /// Creates both files for the current process. A file that cannot be
-    /// created is left out and its error returned beside the writer.
-    pub fn create(opts: &Options) -> (Writer, Vec<(PathBuf, io::Error)>) {
+    /// created is left out; what went wrong is returned beside the writer,
+    /// one message per problem.
+    pub fn create(opts: &Options) -> (Writer, Vec<String>) {
         let pid = sys::pid();
         let jitdump_path = opts.jitdump_dir.join(format!("jit-{pid}.dump"));
         let perf_map_path = opts.perf_map_dir.join(format!("perf-{pid}.map"));
         let mut errors = Vec::new();
+        let not_created =
+            |path: &PathBuf, e: io::Error| format!("cannot create {}: {e}; not writing it", path.display());
         let jitdump = match create_jitdump(&jitdump_path, pid) {
-            Ok(j) => Some(j),
+            Ok(j) => {
+                if let Some(e) = &j.marker_error {
+                    errors.push(format!(
+                        "cannot map {} for perf ({e}): perf inject --jit will not find it; \
+                         callgrind-jit still reads it",
+                        jitdump_path.display()
+                    ));
+                }
+                Some(j)
+            }
             Err(e) => {
-                errors.push((jitdump_path.clone(), e));
+                errors.push(not_created(&jitdump_path, e));
                 None
             }
         };
         let perf_map = match opts.perf_map.then(|| sys::create_private(&perf_map_path)) {
             Some(Ok(f)) => Some(f),
             Some(Err(e)) => {
-                errors.push((perf_map_path.clone(), e));
+                errors.push(not_created(&perf_map_path, e));
                 None
             }
             None => None,
@@ -173,7 +188,7 @@ impl Writer {
     /// this one was forked from.
     pub fn abandon(mut self) {
         if let Some(jitdump) = self.jitdump.take() {
-            if let Some(marker) = jitdump._marker {
+            if let Some(marker) = jitdump.marker {
                 marker.leak();
             }
         }
@@ -186,10 +201,14 @@ fn create_jitdump(path: &std::path::Path, pid: u32) -> io::Result<Jitdump> {
     write::header(&mut header, format::elf_machine(), pid, sys::monotonic_ns());
     file.write_all(&header)?;
     // Without the marker perf cannot find the file, but ours still works.
-    let marker = sys::Marker::map(&file).ok();
+    let (marker, marker_error) = match sys::Marker::map(&file) {
+        Ok(m) => (Some(m), None),
+        Err(e) => (None, Some(e)),
+    };
     Ok(Jitdump {
         file,
-        _marker: marker,
+        marker,
+        marker_error,
     })
 }
 

@@ -6,6 +6,7 @@ mod expand;
 mod identity;
 mod jit_client;
 mod live;
+mod perf;
 mod record;
 mod reliability;
 mod rewrite;

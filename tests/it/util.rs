@@ -43,20 +43,35 @@ pub fn describe(cmd: &Command, out: &Output) -> String {
     )
 }
 
-fn cargo_build(args: &[&str]) {
-    run_ok(
-        Command::new(env!("CARGO"))
-            .arg("build")
-            .args(args)
-            .current_dir(root()),
-    );
+/// The suite's own profile: `cargo test --release` tests release binaries.
+const RELEASE: bool = !cfg!(debug_assertions);
+
+/// `cargo build --locked ARGS` (with `--release` if `release`).
+fn cargo_build(args: &[&str], release: bool) {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--locked"]);
+    if release {
+        cmd.arg("--release");
+    }
+    run_ok(cmd.args(args).current_dir(root()));
 }
 
-/// Builds with `cargo build ARGS` once per `cell`, returning `path`.
+/// `target/<profile>/PATH`.
+fn built(path: &str, release: bool) -> PathBuf {
+    let profile = if release { "release" } else { "debug" };
+    root().join("target").join(profile).join(path)
+}
+
+/// Builds with `cargo build ARGS` once per `cell`, returning `path` (under
+/// the profile's target folder).
 fn built_once(cell: &OnceLock<PathBuf>, args: &[&str], path: &str) -> PathBuf {
+    built_once_as(cell, args, path, RELEASE)
+}
+
+fn built_once_as(cell: &OnceLock<PathBuf>, args: &[&str], path: &str, release: bool) -> PathBuf {
     cell.get_or_init(|| {
-        cargo_build(args);
-        root().join(path)
+        cargo_build(args, release);
+        built(path, release)
     })
     .clone()
 }
@@ -66,8 +81,8 @@ pub fn cli() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     built_once(
         &BIN,
-        &["-p", "annotate", "--bin", "callgrind-jit"],
-        "target/debug/callgrind-jit",
+        &["-p", "callgrind-jit", "--bin", "callgrind-jit"],
+        "callgrind-jit",
     )
 }
 
@@ -79,8 +94,8 @@ pub fn generated_profile(dir: &Path, mb: u32, call_jit_percent: u32) -> (PathBuf
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     let bin = built_once(
         &BIN,
-        &["-p", "annotate", "--example", "gen_profile"],
-        "target/debug/examples/gen_profile",
+        &["-p", "callgrind-jit", "--example", "gen_profile"],
+        "examples/gen_profile",
     );
     run_ok(
         Command::new(bin)
@@ -92,14 +107,11 @@ pub fn generated_profile(dir: &Path, mb: u32, call_jit_percent: u32) -> (PathBuf
     (dir.join("callgrind.out.4242"), dir.join("jit-4242.dump"))
 }
 
-/// jit-client's static library (release), built once per test run.
+/// jit-client's static library (always release: the C tests run it many
+/// times under Valgrind), built once per test run.
 pub fn staticlib() -> PathBuf {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
-    built_once(
-        &LIB,
-        &["--release", "-p", "jit-client"],
-        "target/release/libjit_client.a",
-    )
+    built_once_as(&LIB, &["-p", "jit-client"], "libjit_client.a", true)
 }
 
 /// Builds `examples/c/demo.c` against the header and the static library.
@@ -187,7 +199,7 @@ pub fn run_ok_or_skip(cmd: &mut Command) -> Option<Output> {
 pub fn toyjit() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     let args = ["-p", "callgrind-jit-suite", "--example", "toyjit"];
-    built_once(&BIN, &args, "target/debug/examples/toyjit")
+    built_once(&BIN, &args, "examples/toyjit")
 }
 
 /// `callgrind-jit record --out-dir DIR -- ARGS...` with extra environment.
