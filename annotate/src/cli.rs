@@ -25,6 +25,34 @@ pub enum Command {
     /// Remove the live-mode folders ($TMPDIR/callgrind-jit-PID) of processes
     /// that have ended.
     Clean(CleanArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of callgrind-jit or of one subcommand.
+    #[command(
+        after_help = "Example:\n  callgrind-jit man > callgrind-jit.1 && man -l callgrind-jit.1"
+    )]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  callgrind-jit completions bash > ~/.local/share/bash-completion/completions/callgrind-jit
+  callgrind-jit completions zsh > ~/.zfunc/_callgrind-jit
+  callgrind-jit completions fish > ~/.config/fish/completions/callgrind-jit.fish";
+
+/// Arguments of `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A subcommand whose page to print (e.g. record); default: the main page.
+    pub subcommand: Option<String>,
 }
 
 /// Arguments of `clean`.
@@ -36,17 +64,28 @@ pub struct CleanArgs {
 }
 
 const RECORD_EXAMPLES: &str = "\
-Runs valgrind --tool=callgrind --dump-instr=yes on CMD with CALLGRIND_JIT=1
-(jit-client), MVM_JIT_PERF_MAP=1 (MoarVM) and JITDUMPDIR set, annotates
-every profile part and thread file, and prints the hottest JIT functions.
-Options before '--' that are not callgrind-jit's go to valgrind.
-node needs its own switches: record -- node --perf-prof --perf-basic-prof app.js
+Runs valgrind --tool=callgrind --dump-instr=yes on CMD, annotates every
+profile part and thread file of every process it wrote (each with its own
+pid's symbol files), and prints the summary and the hottest JIT functions on
+stderr. Options before '--' that are not callgrind-jit's go to valgrind,
+--callgrind-out-file (with %p, %q{VAR}) and --trace-children=yes included.
+
+The program gets, unless its environment already sets them: CALLGRIND_JIT=1
+(jit-client), MVM_JIT_PERF_MAP=1 and MVM_SPESH_BLOCKING=1 (MoarVM: under
+Valgrind its specializer thread barely runs without it), and JITDUMPDIR (the
+output folder). node needs its own switches:
+  callgrind-jit record -- node --perf-prof --perf-basic-prof app.js
+
+Ctrl-C or SIGTERM stop the program, not callgrind-jit: what valgrind wrote is
+annotated.
 
 Examples:
   callgrind-jit record -- raku script.raku
   callgrind-jit record --collect-jumps=yes -- ./my-jit program.toy
+  callgrind-jit record --trace-children=yes -- ./run-tests.sh
 
-Exit status: the program's.";
+Exit status: the program's (128 + N if a signal N ended it); 1 if no profile
+was written or annotating failed; 2 usage error.";
 
 /// Arguments of `record`.
 #[derive(Debug, Args)]
@@ -99,6 +138,19 @@ pub struct AnnotateArgs {
     #[arg(short, long)]
     pub quiet: bool,
 }
+
+/// A command line that cannot be run as given: exit status 2, as clap's own
+/// usage errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// `--bias` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -54,7 +54,7 @@ pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
         );
     }
     if sources.is_empty() {
-        sources = discover_sources(&profiles);
+        sources = discover_sources(&profiles)?;
     }
     report.symbols = load_symbols(&sources, bias_mode(args.bias))?;
     for profile in &profiles {
@@ -112,19 +112,66 @@ fn kind(path: &Path) -> Result<Kind> {
     )
 }
 
-fn discover_sources(profiles: &[PathBuf]) -> Vec<PathBuf> {
+/// No symbol file was given, and none was found where runtimes put them.
+#[derive(Debug)]
+pub struct NoSymbols {
+    /// The profiles' pids (empty: no profile has a `pid:` line).
+    pub pids: Vec<u32>,
+    /// Every place looked at.
+    pub looked: Vec<PathBuf>,
+}
+
+impl std::fmt::Display for NoSymbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.pids.is_empty() {
+            return f.write_str(
+                "nothing to name: the profile has no pid: line to find its jitdump or perf map by; \
+                 give them after the profile",
+            );
+        }
+        let pids: Vec<String> = self.pids.iter().map(u32::to_string).collect();
+        let looked: Vec<String> = self
+            .looked
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        write!(
+            f,
+            "nothing to name: no jitdump or perf map of pid {} (looked for {}); \
+             give them after the profile",
+            pids.join(", "),
+            looked.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for NoSymbols {}
+
+fn discover_sources(profiles: &[PathBuf]) -> Result<Vec<PathBuf>, NoSymbols> {
+    let mut missing = NoSymbols {
+        pids: Vec::new(),
+        looked: Vec::new(),
+    };
     let mut found: Vec<PathBuf> = Vec::new();
     for profile in profiles {
         let Some(pid) = discover::profile_pid(profile) else {
             continue;
         };
-        for path in discover::sources_for(pid, profile) {
+        let discovery = discover::sources_for(pid, profile);
+        for path in discovery.found {
             if !found.contains(&path) {
                 found.push(path);
             }
         }
+        if !missing.pids.contains(&pid) {
+            missing.pids.push(pid);
+        }
+        missing.looked.extend(discovery.looked);
     }
-    found
+    if found.is_empty() {
+        return Err(missing);
+    }
+    Ok(found)
 }
 
 fn load_symbols(sources: &[PathBuf], bias: BiasMode) -> Result<SymbolTable> {

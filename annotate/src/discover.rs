@@ -16,11 +16,19 @@ pub fn profile_pid(path: &Path) -> Option<u32> {
         })
 }
 
-/// Candidate symbol files for `pid`, existing ones only, in the order
-/// runtimes put them: next to the profile, the current directory,
-/// `$JITDUMPDIR`, `/tmp`, `~/.debug/jit/*/` (and under `$JITDUMPDIR`),
-/// then `/tmp/perf-PID.map`.
-pub fn sources_for(pid: u32, profile: &Path) -> Vec<PathBuf> {
+/// The symbol files found for one pid, and every place looked at.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// Existing files, in the order below.
+    pub found: Vec<PathBuf>,
+    /// Every candidate path tried, found or not (for messages).
+    pub looked: Vec<PathBuf>,
+}
+
+/// Candidate symbol files for `pid`, in the order runtimes put them: next
+/// to the profile, the current directory, `$JITDUMPDIR`, `/tmp`,
+/// `~/.debug/jit/*/` (and under `$JITDUMPDIR`), then `/tmp/perf-PID.map`.
+pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
     let dump = format!("jit-{pid}.dump");
     let mut dirs: Vec<PathBuf> = vec![profile
         .parent()
@@ -35,20 +43,23 @@ pub fn sources_for(pid: u32, profile: &Path) -> Vec<PathBuf> {
     {
         dirs.extend(debug_jit_dirs(&base));
     }
-    let mut found: Vec<PathBuf> = Vec::new();
+    let mut result = Discovery::default();
     let candidates = dirs
         .iter()
         .map(|d| d.join(&dump))
         .chain([PathBuf::from(format!("/tmp/perf-{pid}.map"))]);
     for candidate in candidates {
+        if !result.looked.contains(&candidate) {
+            result.looked.push(candidate.clone());
+        }
         let Ok(real) = candidate.canonicalize() else {
             continue;
         };
-        if real.is_file() && !found.contains(&real) {
-            found.push(real);
+        if real.is_file() && !result.found.contains(&real) {
+            result.found.push(real);
         }
     }
-    found
+    result
 }
 
 fn debug_jit_dirs(base: &Path) -> Vec<PathBuf> {

@@ -2,14 +2,21 @@
 
 use std::process::ExitCode;
 
-use annotate::cli::{Cli, Command};
-use clap::Parser;
+use std::io::stdout;
+
+use annotate::cli::{Cli, Command, UsageError};
+use annotate::record::Recording;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if err.downcast_ref::<UsageError>().is_some() => {
+            eprintln!("callgrind-jit: {err:#}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
         Err(err) => {
             eprintln!("callgrind-jit: {err:#}");
             ExitCode::from(1)
@@ -22,9 +29,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Annotate(args) => {
             let report = annotate::command::annotate(args)?;
             if !args.quiet {
-                for line in annotate::summary::render(&report).lines() {
-                    eprintln!("callgrind-jit: {line}");
-                }
+                print_summary(&report);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -37,32 +42,78 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Record(args) => {
             let recording = annotate::record::record(args)?;
-            for line in annotate::summary::render(&recording.report).lines() {
-                eprintln!("callgrind-jit: {line}");
-            }
-            print_top(&recording.report, args.top);
+            print_recording(&recording, args.top);
             Ok(ExitCode::from(recording.exit_code.clamp(0, 255) as u8))
+        }
+        Command::Completions(args) => {
+            let mut command = Cli::command();
+            clap_complete::generate(args.shell, &mut command, "callgrind-jit", &mut stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man(args) => {
+            let page = man_page(args.subcommand.as_deref())?;
+            clap_mangen::Man::new(page).render(&mut stdout())?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-fn print_top(report: &annotate::command::Report, top: usize) {
+/// The clap command whose man page to render: the main one or a
+/// subcommand, named `callgrind-jit-SUB` as man pages of subcommands are.
+fn man_page(sub: Option<&str>) -> anyhow::Result<clap::Command> {
+    let main = Cli::command();
+    let Some(sub) = sub else {
+        return Ok(main);
+    };
+    let found = main
+        .get_subcommands()
+        .find(|c| c.get_name() == sub)
+        .cloned()
+        .ok_or_else(|| UsageError(format!("no subcommand '{sub}' to print a page for")))?;
+    let name = format!("callgrind-jit-{sub}");
+    Ok(found.name(name.clone()).bin_name(name))
+}
+
+fn print_summary(report: &annotate::command::Report) {
+    for line in annotate::summary::render(report).lines() {
+        eprintln!("callgrind-jit: {line}");
+    }
+}
+
+/// Everything `record` says goes to stderr: stdout is the program's.
+fn print_recording(recording: &Recording, top: usize) {
+    if let Some(signal) = &recording.stopped_by {
+        eprintln!("callgrind-jit: the run was stopped by {signal}; annotating what valgrind wrote");
+    }
+    for (pid, none) in &recording.unnamed {
+        eprintln!("callgrind-jit: pid {pid}: {none}");
+    }
+    let several = recording.reports.len() + recording.unnamed.len() > 1;
+    for (pid, report) in &recording.reports {
+        print_summary(report);
+        print_top(report, top, several.then_some(*pid));
+    }
+    if recording.reports.is_empty() {
+        eprintln!("callgrind-jit: no JIT function was named (did the program register its code?)");
+    }
+}
+
+fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
     let list = annotate::record::top_list(report, top);
+    let of = pid.map(|p| format!(" of pid {p}")).unwrap_or_default();
     if list.is_empty() {
-        println!("no JIT function was named (did the program register its code?)");
+        eprintln!("no JIT function{of} was named (did the program register its code?)");
     } else {
-        println!(
-            "hottest JIT functions (share of {}):",
-            report
-                .profiles
-                .first()
-                .and_then(|p| p.2.events.first().cloned())
-                .unwrap_or_default()
-        );
-        print!("{list}");
+        let event = report
+            .profiles
+            .first()
+            .and_then(|p| p.2.events.first().cloned())
+            .unwrap_or_default();
+        eprintln!("hottest JIT functions{of} (share of {event}):");
+        eprint!("{list}");
     }
     if let Some((_, out, _)) = report.profiles.first() {
-        println!("open in KCachegrind: kcachegrind {}", out.display());
+        eprintln!("open in KCachegrind: kcachegrind {}", out.display());
     }
 }
 

@@ -72,8 +72,9 @@ impl Writer {
         let jitdump_path = opts.jitdump_dir.join(format!("jit-{pid}.dump"));
         let perf_map_path = opts.perf_map_dir.join(format!("perf-{pid}.map"));
         let mut errors = Vec::new();
-        let not_created =
-            |path: &PathBuf, e: io::Error| format!("cannot create {}: {e}; not writing it", path.display());
+        let not_created = |path: &PathBuf, e: io::Error| {
+            format!("cannot create {}: {e}; not writing it", path.display())
+        };
         let jitdump = match create_jitdump(&jitdump_path, pid) {
             Ok(j) => {
                 if let Some(e) = &j.marker_error {

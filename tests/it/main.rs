@@ -8,6 +8,7 @@ mod jit_client;
 mod live;
 mod perf;
 mod record;
+mod record_run;
 mod reliability;
 mod rewrite;
 mod symbols;

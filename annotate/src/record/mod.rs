@@ -1,0 +1,254 @@
+//! `callgrind-jit record`: run a program under callgrind with JIT symbols
+//! switched on, annotate what it left (each process with its own symbol
+//! files), and list the hottest JIT functions.
+
+mod out_file;
+mod signals;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{AnnotateArgs, Bias, RecordArgs, UsageError};
+use crate::command::{annotate, NoSymbols, Report};
+use crate::summary::group;
+pub use out_file::OutFile;
+
+/// Environment `record` sets for the program unless the user's own
+/// environment sets it: jit-client on, MoarVM's perf map on, and MoarVM's
+/// specializer run in step with the program (under Valgrind its thread
+/// barely runs, and few frames are ever JIT-compiled).
+pub const PROGRAM_ENV: [(&str, &str); 3] = [
+    ("CALLGRIND_JIT", "1"),
+    ("MVM_JIT_PERF_MAP", "1"),
+    ("MVM_SPESH_BLOCKING", "1"),
+];
+
+/// What `record` did.
+pub struct Recording {
+    /// The exit status to give: the program's, or 128 + the signal that
+    /// ended valgrind (as a shell reports it).
+    pub exit_code: i32,
+    /// The signal that stopped the run, if one did.
+    pub stopped_by: Option<String>,
+    /// One annotation per process that left a profile, by pid.
+    pub reports: Vec<(u32, Report)>,
+    /// Processes whose profiles had nothing to name, and why.
+    pub unnamed: Vec<(u32, NoSymbols)>,
+}
+
+/// Runs `record`.
+pub fn record(args: &RecordArgs) -> Result<Recording> {
+    let (valgrind_options, command) = split_args(&args.args)?;
+    let out_dir = out_dir(args.out_dir.as_deref())?;
+    let template = out_template(valgrind_options, &out_dir)?;
+    let mut cmd = valgrind_command(&out_dir, valgrind_options, command);
+    let started = file_clock_now(&template.dir);
+    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            anyhow::anyhow!("valgrind not found: install it (Debian: apt-get install valgrind)")
+        }
+        _ => anyhow::anyhow!("cannot start valgrind: {e}"),
+    })?;
+    let forwarding = signals::Forwarding::start(child.id());
+    let status = child.wait().context("waiting for valgrind")?;
+    let stopped_by = forwarding.received().or(status.signal()).map(signals::name);
+    drop(forwarding);
+    let exit_code = exit_code(status);
+    let profiles = written_since(&template, started)?;
+    if profiles.is_empty() {
+        anyhow::bail!(
+            "valgrind wrote no profile {} (exit status {exit_code})",
+            template.display()
+        );
+    }
+    let mut recording = Recording {
+        exit_code,
+        stopped_by,
+        reports: Vec::new(),
+        unnamed: Vec::new(),
+    };
+    for (pid, files) in by_pid(profiles) {
+        annotate_process(&mut recording, pid, files)?;
+    }
+    Ok(recording)
+}
+
+/// Annotates one process's profiles with its own symbol files.
+fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>) -> Result<()> {
+    let args = AnnotateArgs {
+        inputs: files,
+        output: None,
+        bias: Bias::Detect,
+        quiet: false,
+    };
+    match annotate(&args) {
+        Ok(report) => recording.reports.push((pid, report)),
+        Err(e) => match e.downcast::<NoSymbols>() {
+            Ok(none) => recording.unnamed.push((pid, none)),
+            Err(e) => return Err(e),
+        },
+    }
+    Ok(())
+}
+
+/// 128 + signal for a valgrind ended by a signal (it re-raises the
+/// program's fatal signal), else its exit code.
+fn exit_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+fn out_dir(given: Option<&Path>) -> Result<PathBuf> {
+    let out_dir = given.unwrap_or(Path::new("."));
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("cannot create '{}'", out_dir.display()))?;
+    out_dir
+        .canonicalize()
+        .with_context(|| format!("cannot use '{}'", out_dir.display()))
+}
+
+/// `[valgrind options] -- cmd args`; without `--` everything is the command.
+fn split_args(args: &[String]) -> Result<(&[String], &[String]), UsageError> {
+    let (options, command) = match args.iter().position(|a| a == "--") {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (&args[..0], args),
+    };
+    if command.is_empty() {
+        return Err(UsageError(
+            "no command to run: callgrind-jit record [VALGRIND_OPTION...] -- CMD [ARG...]".into(),
+        ));
+    }
+    if let Some(bad) = options.iter().find(|o| !o.starts_with('-')) {
+        return Err(UsageError(format!(
+            "'{bad}' before '--' is not a valgrind option"
+        )));
+    }
+    Ok((options, command))
+}
+
+const OUT_FILE: &str = "--callgrind-out-file=";
+
+/// The user's `--callgrind-out-file` (the last one, as valgrind takes it),
+/// else `callgrind.out.%p` in the output folder.
+fn out_template(options: &[String], out_dir: &Path) -> Result<OutFile> {
+    let given = options.iter().rev().find_map(|o| o.strip_prefix(OUT_FILE));
+    let template = match given {
+        Some(t) => t.to_string(),
+        None => out_dir
+            .join("callgrind.out.%p")
+            .to_string_lossy()
+            .into_owned(),
+    };
+    Ok(OutFile::parse(&template, |var| {
+        PROGRAM_ENV
+            .iter()
+            .find(|(k, _)| *k == var)
+            .map(|(_, v)| OsString::from(v))
+            .filter(|_| std::env::var_os(var).is_none())
+            .or_else(|| std::env::var_os(var))
+    })?)
+}
+
+fn valgrind_command(out_dir: &Path, options: &[String], command: &[String]) -> Command {
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=callgrind", "--dump-instr=yes"]);
+    if !options.iter().any(|o| o.starts_with(OUT_FILE)) {
+        let mut out_file = OsString::from(OUT_FILE);
+        out_file.push(out_dir.join("callgrind.out.%p"));
+        cmd.arg(out_file);
+    }
+    cmd.args(options).args(command);
+    for (key, value) in PROGRAM_ENV {
+        if std::env::var_os(key).is_none() {
+            cmd.env(key, value);
+        }
+    }
+    if std::env::var_os("JITDUMPDIR").is_none() {
+        cmd.env("JITDUMPDIR", out_dir);
+    }
+    cmd
+}
+
+/// The time a file written now in `dir` gets. File times come from the
+/// kernel's coarse clock (milliseconds behind the real one) at the file
+/// system's granularity, so the time is read off a file made there.
+fn file_clock_now(dir: &Path) -> SystemTime {
+    let marker = dir.join(format!(".callgrind-jit-record.{}", std::process::id()));
+    let stamped = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+        .and_then(|f| f.metadata()?.modified());
+    let _ = std::fs::remove_file(&marker);
+    // Without a marker (a folder we cannot write to), the clock itself.
+    stamped.unwrap_or_else(|_| SystemTime::now())
+}
+
+/// The template's profiles written since `started`: a file of the same
+/// name left by an earlier run (an earlier process with the same pid, or
+/// a fixed `--callgrind-out-file`) is not this run's.
+fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>> {
+    let all = template
+        .existing()
+        .with_context(|| format!("cannot list '{}'", template.dir.display()))?;
+    Ok(all
+        .into_iter()
+        .filter(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started)
+        })
+        .collect())
+}
+
+/// Profiles grouped by the `pid:` in their header (0: none).
+fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
+    let mut groups: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
+    for p in profiles {
+        let pid = crate::discover::profile_pid(&p).unwrap_or(0);
+        groups.entry(pid).or_default().push(p);
+    }
+    groups
+}
+
+/// The hottest JIT functions as `share  name  file:line` lines.
+pub fn top_list(report: &Report, top: usize) -> String {
+    let table = &report.symbols;
+    let mut total = 0;
+    let mut by_function: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for (_, _, stats) in &report.profiles {
+        total += stats.total;
+        for (&symbol, &cost) in &stats.jit_cost {
+            let s = table.symbol(symbol);
+            let file = s.file.map_or("<jit>", |f| table.file(f));
+            let location = if s.line > 0 {
+                format!("{file}:{}", s.line)
+            } else {
+                file.to_string()
+            };
+            *by_function.entry((s.name.clone(), location)).or_default() += cost;
+        }
+    }
+    let mut rows: Vec<_> = by_function.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = String::new();
+    for ((name, location), cost) in rows.into_iter().take(top) {
+        let share = if total > 0 {
+            cost as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "{share:6.2}%  {:>14}  {name}  ({location})\n",
+            group(cost)
+        ));
+    }
+    out
+}
