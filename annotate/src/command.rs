@@ -32,6 +32,18 @@ enum Kind {
     PerfMap,
 }
 
+/// The comment that ends every output of ours (both readers skip `#`
+/// lines): it tells an annotated profile from the one valgrind wrote.
+pub const OUTPUT_MARK: &str = "# annotated by callgrind-jit\n";
+
+/// Compressed formats, by their magic bytes, and how to undo them.
+const COMPRESSED: [(&[u8], &str, &str); 4] = [
+    (b"\x1f\x8b", "gzip", "gunzip -k"),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"),
+    (b"BZh", "bzip2", "bunzip2 -k"),
+];
+
 /// Runs `annotate`.
 pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
     let mut profiles = Vec::new();
@@ -45,7 +57,10 @@ pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
         }
     }
     if profiles.is_empty() {
-        bail!("no callgrind profile among the inputs");
+        match report.empty.first() {
+            Some(empty) => bail!("'{}' is empty: nothing to annotate", empty.display()),
+            None => bail!("no callgrind profile among the inputs"),
+        }
     }
     if args.output.is_some() && profiles.len() > 1 {
         bail!(
@@ -91,6 +106,9 @@ fn kind(path: &Path) -> Result<Kind> {
         return Ok(Kind::Jitdump);
     }
     let text = String::from_utf8_lossy(&head);
+    if let Some(what) = foreign(path, &head, &text) {
+        bail!("{what}");
+    }
     let profile_keys = [
         "# callgrind format",
         "version:",
@@ -101,6 +119,13 @@ fn kind(path: &Path) -> Result<Kind> {
         "pid:",
     ];
     if profile_keys.iter().any(|k| text.starts_with(k)) {
+        if is_our_output(path) {
+            bail!(
+                "'{}' is already annotated by callgrind-jit: annotate the profile valgrind \
+                 wrote (callgrind.out.PID) instead",
+                path.display()
+            );
+        }
         return Ok(Kind::Profile);
     }
     if crate::perfmap::looks_like_perf_map(&head) {
@@ -146,6 +171,39 @@ impl std::fmt::Display for NoSymbols {
 }
 
 impl std::error::Error for NoSymbols {}
+
+/// What a file we cannot read is, with what to do, for the error.
+fn foreign(path: &Path, head: &[u8], text: &str) -> Option<String> {
+    let name = path.display();
+    if let Some((_, format, undo)) = COMPRESSED.iter().find(|(m, _, _)| head.starts_with(m)) {
+        return Some(format!(
+            "'{name}' is {format}-compressed: decompress it first ({undo} '{name}')"
+        ));
+    }
+    let cachegrind = text.starts_with("# cachegrind format")
+        || (text.starts_with("desc:") && !text.contains("creator: callgrind"));
+    cachegrind.then(|| {
+        format!(
+            "'{name}' is a cachegrind profile, which has no calls or JIT call sites to name: \
+             record with valgrind --tool=callgrind (or callgrind-jit record)"
+        )
+    })
+}
+
+/// True if `path` ends with [`OUTPUT_MARK`] (a file we cannot seek in is
+/// taken as not ours).
+fn is_our_output(path: &Path) -> bool {
+    let tail = (|| {
+        let mut file = File::open(path)?;
+        let len = file.seek(SeekFrom::End(0))?;
+        let n = (OUTPUT_MARK.len() as u64).min(len);
+        file.seek(SeekFrom::End(-(n as i64)))?;
+        let mut tail = Vec::new();
+        file.take(n).read_to_end(&mut tail)?;
+        std::io::Result::Ok(tail)
+    })();
+    tail.is_ok_and(|t| t == OUTPUT_MARK.as_bytes())
+}
 
 fn discover_sources(profiles: &[PathBuf]) -> Result<Vec<PathBuf>, NoSymbols> {
     let mut missing = NoSymbols {
@@ -204,12 +262,17 @@ fn rewrite_file(input: &Path, out: &Path, symbols: &SymbolTable) -> Result<Stats
             }
             result => result,
         };
-        result.map_err(|e| match e {
+        let stats = result.map_err(|e| match e {
             RewriteError::Parse { line, message } => {
                 anyhow::anyhow!("{}:{line}: {message}", input.display())
             }
             other => anyhow::anyhow!("cannot rewrite '{}': {other}", input.display()),
-        })
+        })?;
+        // A blank line first, in case the input lacks its last newline.
+        let mut end = file;
+        end.seek(SeekFrom::End(0))?;
+        end.write_all(format!("\n{OUTPUT_MARK}").as_bytes())?;
+        Ok(stats)
     })
 }
 

@@ -4,6 +4,7 @@ mod cli;
 mod corrupt;
 mod expand;
 mod identity;
+mod inputs;
 mod jit_client;
 mod live;
 mod perf;

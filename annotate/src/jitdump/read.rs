@@ -132,7 +132,10 @@ impl fmt::Display for ProblemKind {
             ProblemKind::TruncatedTail => "truncated record at the end",
             ProblemKind::BadRecordSize => "record with an impossible size (reading stopped)",
             ProblemKind::CorruptRecord => "corrupt record skipped",
-            ProblemKind::CorruptDebugInfo => "corrupt DEBUG_INFO dropped",
+            ProblemKind::CorruptDebugInfo => {
+                "corrupt DEBUG_INFO dropped (V8 writes such records, a known V8 bug: \
+                 their functions get no per-line costs, only the line in their name)"
+            }
             ProblemKind::UnknownRecord => "unknown record type skipped",
             ProblemKind::DataAfterClose => "data after CODE_CLOSE ignored",
             ProblemKind::UnexpectedVersion => "unexpected header version",
