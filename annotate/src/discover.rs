@@ -30,9 +30,8 @@ pub struct Discovery {
 /// `~/.debug/jit/*/` (and under `$JITDUMPDIR`), then `/tmp/perf-PID.map`.
 pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
     let dump = format!("jit-{pid}.dump");
-    let mut dirs: Vec<PathBuf> = vec![profile
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)];
+    let beside = profile.parent().filter(|p| !p.as_os_str().is_empty());
+    let mut dirs: Vec<PathBuf> = vec![beside.map_or_else(|| PathBuf::from("."), Path::to_path_buf)];
     dirs.push(PathBuf::from("."));
     let jitdumpdir = std::env::var_os("JITDUMPDIR").map(PathBuf::from);
     dirs.extend(jitdumpdir.clone());

@@ -5,6 +5,7 @@ mod corrupt;
 mod expand;
 mod identity;
 mod inputs;
+mod install;
 mod jit_client;
 mod live;
 mod perf;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs jit-client's C library under PREFIX (default /usr/local):
+#   include/callgrind_jit.h
+#   lib/libcallgrind_jit.so.VERSION, .so.MAJOR (the SONAME) and .so links
+#   lib/libcallgrind_jit.a
+#   lib/pkgconfig/callgrind-jit.pc (static link flags in Libs.private)
+# A C JIT then builds with: cc jit.c $(pkg-config --cflags --libs callgrind-jit)
+set -euo pipefail
+prefix=${1:-/usr/local}
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cargo build --release --locked -p jit-client
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' jit-client/Cargo.toml | head -n 1)
+major=${version%%.*}
+# The system libraries the static library needs, as rustc reports them.
+private=$(cargo rustc --release --locked -q -p jit-client --lib --crate-type staticlib \
+    -- --print native-static-libs 2>&1 | sed -n 's/.*native-static-libs: //p' | sed 's/ -lc$//')
+
+libdir="$prefix/lib"
+install -d "$prefix/include" "$libdir/pkgconfig"
+install -m 644 jit-client/include/callgrind_jit.h "$prefix/include/"
+install -m 755 target/release/libjit_client.so "$libdir/libcallgrind_jit.so.$version"
+ln -sfn "libcallgrind_jit.so.$version" "$libdir/libcallgrind_jit.so.$major"
+ln -sfn "libcallgrind_jit.so.$major" "$libdir/libcallgrind_jit.so"
+install -m 644 target/release/libjit_client.a "$libdir/libcallgrind_jit.a"
+cat > "$libdir/pkgconfig/callgrind-jit.pc" <<PC
+prefix=$prefix
+includedir=\${prefix}/include
+libdir=\${prefix}/lib
+
+Name: callgrind-jit
+Description: Tell Valgrind and perf about JIT-compiled code (jitdump, perf map, client requests)
+Version: $version
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lcallgrind_jit
+Libs.private: $private
+PC
+# A system prefix: refresh the loader's cache so programs find the library.
+if [ "$(id -u)" -eq 0 ] && { [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; }; then
+  ldconfig
+fi
+echo "installed callgrind-jit $version under $prefix" >&2
