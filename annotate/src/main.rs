@@ -113,6 +113,7 @@ fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
         eprint!("{list}");
     }
     if let Some((_, out, _)) = report.profiles.first() {
+        let out = annotate::record::relative(out);
         eprintln!("open in KCachegrind: kcachegrind {}", out.display());
     }
 }

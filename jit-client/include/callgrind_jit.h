@@ -1,6 +1,7 @@
 /* callgrind_jit.h: tell Valgrind and perf about JIT-compiled code.
  *
- * Link with libjit_client.a (plus -lpthread -ldl -lm) or libjit_client.so.
+ * Installed by scripts/install-c.sh: cc jit.c $(pkg-config --cflags --libs callgrind-jit)
+ * (libcallgrind_jit.so.0). From a build tree: target/release/libjit_client.a -lpthread -ldl -lm.
  * Call cgjit_code_loaded() when code is committed (after the final mprotect
  * to r-x, before it runs). The session is on under Valgrind or with
  * CALLGRIND_JIT=1 (CALLGRIND_JIT=0 forces it off); off, calls return at once.
