@@ -1,20 +1,6 @@
 //! Finding the jitdump and perf map of a profile from its `pid:` line.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-
-/// The `pid:` of a profile's header, if it has one in its first lines.
-pub fn profile_pid(path: &Path) -> Option<u32> {
-    let file = std::fs::File::open(path).ok()?;
-    BufReader::new(file)
-        .split(b'\n')
-        .take(64)
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.strip_prefix(b"pid:")
-                .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
-        })
-}
 
 /// The symbol files found for one pid, and every place looked at.
 #[derive(Debug, Default)]

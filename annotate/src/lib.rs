@@ -8,6 +8,7 @@ pub mod clean;
 pub mod cli;
 pub mod command;
 mod discover;
+pub mod input;
 pub mod jitdump;
 pub mod names;
 mod output;

@@ -23,7 +23,12 @@ pub fn render(report: &Report) -> String {
     }
     let mut all = Stats::default();
     for (input, out, stats) in &report.profiles {
-        let _ = writeln!(s, "wrote '{}' (from '{}')", out.display(), input.display());
+        let out = if out.as_os_str() == "-" {
+            "standard output".to_string()
+        } else {
+            format!("'{}'", out.display())
+        };
+        let _ = writeln!(s, "wrote {out} (from '{}')", input.display());
         all.merge(stats);
     }
     costs(&mut s, table, &all);

@@ -13,5 +13,6 @@ mod record;
 mod record_run;
 mod reliability;
 mod rewrite;
+mod safe_files;
 mod symbols;
 mod util;

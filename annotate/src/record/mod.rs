@@ -212,7 +212,10 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
 fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
     let mut groups: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
     for p in profiles {
-        let pid = crate::discover::profile_pid(&p).unwrap_or(0);
+        let file = std::fs::File::open(&p).ok();
+        let pid = file
+            .and_then(|f| crate::input::profile_pid(&f))
+            .unwrap_or(0);
         groups.entry(pid).or_default().push(p);
     }
     groups

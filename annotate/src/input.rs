@@ -1,0 +1,217 @@
+//! Input files: opened once, spooled to a temporary file when they cannot
+//! be read twice (`-`, pipes, FIFOs), and told apart by content.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// The comment that ends every output of ours (both readers skip `#`
+/// lines): it tells an annotated profile from the one valgrind wrote.
+pub const OUTPUT_MARK: &str = "# annotated by callgrind-jit\n";
+
+/// Compressed formats, by their magic bytes, and how to undo them.
+const COMPRESSED: [(&[u8], &str, &str); 4] = [
+    (b"\x1f\x8b", "gzip", "gunzip -k"),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"),
+    (b"BZh", "bzip2", "bunzip2 -k"),
+];
+
+/// What an input file is, by content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A callgrind profile.
+    Profile,
+    /// An empty file (thread runs can leave one).
+    Empty,
+    /// A jitdump.
+    Jitdump,
+    /// A perf map.
+    PerfMap,
+}
+
+/// An opened input: a regular file that can be read from any offset.
+#[derive(Debug)]
+pub struct Input {
+    /// The name the user gave (`-` for stdin).
+    pub path: PathBuf,
+    /// The file (a spooled copy for stdin, pipes and FIFOs).
+    pub file: File,
+    /// What it is.
+    pub kind: Kind,
+    /// Its permission bits (0600 for a spooled copy).
+    pub mode: u32,
+}
+
+impl Input {
+    /// Opens `path` (`-` is stdin) and tells what it is.
+    pub fn open(path: &Path) -> Result<Input> {
+        let name = path.display();
+        let (file, mode) = open_readable(path).with_context(|| format!("cannot read '{name}'"))?;
+        let kind = kind(path, &file)?;
+        Ok(Input {
+            path: path.to_path_buf(),
+            file,
+            kind,
+            mode,
+        })
+    }
+
+    /// True for stdin.
+    pub fn is_stdin(&self) -> bool {
+        self.path == Path::new("-")
+    }
+
+    /// The whole content (symbol files are read whole).
+    pub fn read_all(&self) -> std::io::Result<Vec<u8>> {
+        let len = self.file.metadata()?.len();
+        let mut data = vec![0; len as usize];
+        self.file.read_exact_at(&mut data, 0)?;
+        Ok(data)
+    }
+
+    /// The file, rewound, for one pass of reading.
+    pub fn rewound(&self) -> std::io::Result<&File> {
+        (&self.file).seek(SeekFrom::Start(0))?;
+        Ok(&self.file)
+    }
+}
+
+/// A regular file as it is; anything else copied into an unlinked
+/// temporary file first, so nothing read to tell its type is lost.
+fn open_readable(path: &Path) -> std::io::Result<(File, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    if path != Path::new("-") {
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() {
+            return Ok((file, meta.permissions().mode() & 0o7777));
+        }
+        return Ok((spool(file)?, 0o600));
+    }
+    Ok((spool(std::io::stdin().lock())?, 0o600))
+}
+
+fn spool(mut from: impl std::io::Read) -> std::io::Result<File> {
+    let dir = std::env::temp_dir();
+    let mut n = 0u32;
+    let (path, mut file) = loop {
+        let path = dir.join(format!(".callgrind-jit-input.{}.{n}", std::process::id()));
+        match File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => break (path, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    // Unlinked at once: nothing is left behind, whatever happens next.
+    std::fs::remove_file(&path)?;
+    std::io::copy(&mut from, &mut file)?;
+    Ok(file)
+}
+
+/// Reads the first bytes to tell what `file` is.
+fn kind(path: &Path, file: &File) -> Result<Kind> {
+    let mut head = [0u8; 512];
+    let n = read_at_most(file, &mut head, 0)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let head = &head[..n];
+    if head.is_empty() {
+        return Ok(Kind::Empty);
+    }
+    if crate::jitdump::is_jitdump(head) {
+        return Ok(Kind::Jitdump);
+    }
+    let text = String::from_utf8_lossy(head);
+    if let Some(what) = foreign(path, head, &text) {
+        bail!("{what}");
+    }
+    let profile_keys = [
+        "# callgrind format",
+        "version:",
+        "creator:",
+        "events:",
+        "positions:",
+        "cmd:",
+        "pid:",
+    ];
+    if profile_keys.iter().any(|k| text.starts_with(k)) {
+        if is_our_output(file) {
+            bail!(
+                "'{}' is already annotated by callgrind-jit: annotate the profile valgrind \
+                 wrote (callgrind.out.PID) instead",
+                path.display()
+            );
+        }
+        return Ok(Kind::Profile);
+    }
+    if crate::perfmap::looks_like_perf_map(head) {
+        return Ok(Kind::PerfMap);
+    }
+    bail!(
+        "'{}' is neither a callgrind profile, a jitdump nor a perf map",
+        path.display()
+    )
+}
+
+/// Fills `buf` from `offset` as far as the file goes; returns the count.
+fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// What a file we cannot read is, with what to do, for the error.
+fn foreign(path: &Path, head: &[u8], text: &str) -> Option<String> {
+    let name = path.display();
+    if let Some((_, format, undo)) = COMPRESSED.iter().find(|(m, _, _)| head.starts_with(m)) {
+        return Some(format!(
+            "'{name}' is {format}-compressed: decompress it first ({undo} '{name}')"
+        ));
+    }
+    let cachegrind = text.starts_with("# cachegrind format")
+        || (text.starts_with("desc:") && !text.contains("creator: callgrind"));
+    cachegrind.then(|| {
+        format!(
+            "'{name}' is a cachegrind profile, which has no calls or JIT call sites to name: \
+             record with valgrind --tool=callgrind (or callgrind-jit record)"
+        )
+    })
+}
+
+/// True if `file` ends with [`OUTPUT_MARK`].
+fn is_our_output(file: &File) -> bool {
+    let mark = OUTPUT_MARK.as_bytes();
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return false;
+    };
+    let Some(start) = len.checked_sub(mark.len() as u64) else {
+        return false;
+    };
+    let mut tail = vec![0; mark.len()];
+    read_at_most(file, &mut tail, start).is_ok_and(|n| n == mark.len()) && tail == mark
+}
+
+/// The `pid:` of a profile's header, if it has one in its first 64 lines.
+pub fn profile_pid(file: &File) -> Option<u32> {
+    let mut head = vec![0; 16 * 1024];
+    let n = read_at_most(file, &mut head, 0).ok()?;
+    head[..n].split(|&b| b == b'\n').take(64).find_map(|line| {
+        line.strip_prefix(b"pid:")
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
+    })
+}

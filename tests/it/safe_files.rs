@@ -1,0 +1,194 @@
+//! annotate never destroys a file: outputs go only over nothing or a
+//! regular file, never over an input (given or found), keep the input's
+//! permission bits; stdin, pipes and FIFOs are read whole.
+
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::util;
+
+fn dir_with_fixture(name: &str) -> std::path::PathBuf {
+    let dir = util::scratch(name);
+    for f in ["callgrind.out.9747", "jit-9747.dump"] {
+        std::fs::copy(util::fixture("c-demo").join(f), dir.join(f)).unwrap();
+    }
+    dir
+}
+
+fn annotate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(util::cli())
+        .arg("annotate")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn refused(out: &Output, says: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(says), "{says:?} not in {stderr}");
+}
+
+/// The reference output: the fixture annotated into a regular file.
+fn reference(dir: &Path) -> Vec<u8> {
+    let out = annotate(
+        dir,
+        &["callgrind.out.9747", "jit-9747.dump", "-o", "ref.out"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(dir.join("ref.out")).unwrap()
+}
+
+#[test]
+fn links_devices_and_fifos_are_refused_and_left_alone() {
+    let dir = dir_with_fixture("safe-targets");
+    std::fs::write(dir.join("target.txt"), b"keep me").unwrap();
+    std::os::unix::fs::symlink("target.txt", dir.join("link")).unwrap();
+    let out = annotate(&dir, &["callgrind.out.9747", "-o", "link"]);
+    refused(&out, "it is a symbolic link");
+    assert!(std::fs::symlink_metadata(dir.join("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(dir.join("target.txt")).unwrap(), b"keep me");
+
+    let fifo = dir.join("fifo");
+    util::run_ok(Command::new("mkfifo").arg(&fifo));
+    refused(
+        &annotate(&dir, &["callgrind.out.9747", "-o", "fifo"]),
+        "it is a FIFO",
+    );
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    // A device node of our own (never a real /dev entry): /dev/null's numbers.
+    let null = dir.join("null");
+    let made = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .output()
+        .unwrap();
+    if made.status.success() {
+        refused(
+            &annotate(&dir, &["callgrind.out.9747", "-o", "null"]),
+            "it is a device",
+        );
+        assert!(std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    } else {
+        assert!(std::env::var_os("CI").is_none(), "mknod failed in CI");
+        eprintln!("SKIPPED the device case: mknod needs root");
+    }
+    refused(
+        &annotate(&dir, &["callgrind.out.9747", "-o", "."]),
+        "it is a folder",
+    );
+}
+
+#[test]
+fn dash_o_dash_writes_the_whole_profile_to_stdout() {
+    let dir = dir_with_fixture("safe-stdout");
+    let expected = reference(&dir);
+    let before = std::fs::read_dir(&dir).unwrap().count();
+    let out = annotate(&dir, &["callgrind.out.9747", "-o", "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == expected,
+        "stdout differs from the file output"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before);
+}
+
+#[test]
+fn found_symbol_files_are_never_overwritten() {
+    let dir = dir_with_fixture("safe-found");
+    let dump = std::fs::read(dir.join("jit-9747.dump")).unwrap();
+    // The jitdump is not on the command line: annotate finds it by pid.
+    let out = annotate(&dir, &["callgrind.out.9747", "-o", "jit-9747.dump"]);
+    refused(&out, "refusing to overwrite input '");
+    refused(&out, "/jit-9747.dump'");
+    assert_eq!(std::fs::read(dir.join("jit-9747.dump")).unwrap(), dump);
+}
+
+#[test]
+fn the_output_keeps_the_inputs_permission_bits() {
+    let dir = dir_with_fixture("safe-mode");
+    for mode in [0o600, 0o640, 0o644] {
+        let input = dir.join("callgrind.out.9747");
+        std::fs::set_permissions(&input, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = std::fs::metadata(dir.join("callgrind.jit.out.9747"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(got & 0o7777, mode, "mode {mode:o}");
+    }
+}
+
+#[test]
+fn stdin_pipes_and_fifos_are_read_whole() {
+    let dir = dir_with_fixture("safe-stdin");
+    let expected = reference(&dir);
+    let profile = std::fs::read(dir.join("callgrind.out.9747")).unwrap();
+
+    // `-` from a pipe, output to stdout by default.
+    let mut child = Command::new(util::cli())
+        .args(["annotate", "-", "jit-9747.dump"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = profile.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&feed));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == expected,
+        "stdin output differs from the file output"
+    );
+
+    // A FIFO given by name.
+    let fifo = dir.join("profile.fifo");
+    util::run_ok(Command::new("mkfifo").arg(&fifo));
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || std::fs::write(path, profile));
+    let out = annotate(
+        &dir,
+        &["profile.fifo", "jit-9747.dump", "-o", "from-fifo.out"],
+    );
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(dir.join("from-fifo.out")).unwrap() == expected);
+}
