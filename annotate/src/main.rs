@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use std::io::stdout;
 
+use annotate::clean::Outcome;
 use annotate::cli::{Cli, Command, UsageError};
 use annotate::record::Recording;
 use clap::{CommandFactory, Parser};
@@ -35,10 +36,16 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Clean(args) => {
             let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-            for path in annotate::clean::clean(&dir)? {
-                eprintln!("callgrind-jit: removed '{}'", path.display());
+            let mut failed = false;
+            for (path, outcome) in annotate::clean::clean(&dir)? {
+                failed |= matches!(outcome, Outcome::Failed(_));
+                eprintln!("callgrind-jit: {}", clean_line(&path, &outcome));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Record(args) => {
             let recording = annotate::record::record(args)?;
@@ -72,6 +79,20 @@ fn man_page(sub: Option<&str>) -> anyhow::Result<clap::Command> {
         .ok_or_else(|| UsageError(format!("no subcommand '{sub}' to print a page for")))?;
     let name = format!("callgrind-jit-{sub}");
     Ok(found.name(name.clone()).bin_name(name))
+}
+
+fn clean_line(path: &std::path::Path, outcome: &Outcome) -> String {
+    let path = path.display();
+    match outcome {
+        Outcome::Removed => format!("removed '{path}'"),
+        Outcome::InUse => format!("kept '{path}': its process is running"),
+        Outcome::NotOurs(why) => format!("left '{path}' alone: {why}"),
+        Outcome::KeptOthers(names) => format!(
+            "kept '{path}': removed live mode's files, but it also holds {}",
+            names.join(", ")
+        ),
+        Outcome::Failed(e) => format!("cannot clean '{path}': {e}"),
+    }
 }
 
 fn print_summary(report: &annotate::command::Report) {

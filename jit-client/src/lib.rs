@@ -33,6 +33,7 @@ pub mod ffi;
 pub mod jitdump;
 #[cfg(feature = "live")]
 mod live;
+pub mod live_folder;
 mod names;
 mod options;
 pub mod perfmap;
@@ -42,8 +43,7 @@ mod valgrind;
 mod writer;
 
 pub use error::{Error, ErrorKind, Result};
-#[cfg(feature = "live")]
-pub use live::dir_for as live_dir;
+pub use live_folder::dir_for as live_dir;
 pub use options::{Activation, Options};
 pub use session::{global, Session};
 pub use valgrind::running_on_valgrind;

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per topic.
 
+mod clean;
 mod cli;
 mod corrupt;
 mod expand;

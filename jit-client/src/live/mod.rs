@@ -22,6 +22,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 
+use crate::live_folder;
 use crate::writer::LineEntry;
 
 /// Why a function could not be mapped live.
@@ -38,26 +39,29 @@ pub struct Live {
     dir: PathBuf,
     next: u64,
     page: usize,
-}
-
-/// The folder live mode uses for process `pid`.
-pub fn dir_for(pid: u32) -> PathBuf {
-    std::env::temp_dir().join(format!("callgrind-jit-{pid}"))
+    /// [`LOCK_FILE`], locked for as long as the process lives.
+    _lock: File,
 }
 
 impl Live {
     /// Creates `$TMPDIR/callgrind-jit-PID/` (mode 0700; an existing folder
     /// that is a symlink or not ours is refused).
     pub fn new(pid: u32) -> io::Result<Live> {
-        let dir = dir_for(pid);
+        let dir = live_folder::dir_for(pid);
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => check_own_dir(&dir)?,
             Err(e) => return Err(e),
         }
+        let lock = lock_dir(&dir)?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        Ok(Live { dir, next: 0, page })
+        Ok(Live {
+            dir,
+            next: 0,
+            page,
+            _lock: lock,
+        })
     }
 
     /// Maps an ELF image of `code` over its own pages.
@@ -111,7 +115,7 @@ impl Live {
 
     fn create_file(&mut self, addr: usize) -> io::Result<File> {
         self.next += 1;
-        let path = self.dir.join(format!("jit-{}-{addr:x}.so", self.next));
+        let path = self.dir.join(live_folder::image_name(self.next, addr));
         // Readable too: mmap needs a readable descriptor.
         std::fs::OpenOptions::new()
             .read(true)
@@ -125,6 +129,28 @@ impl Live {
 
 fn failed<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> LiveError {
     move |e| LiveError::Failed(format!("{what}: {e}"))
+}
+
+/// Takes the folder's lock (without waiting: a held lock means another
+/// live process uses the folder, say one with our pid in another pid
+/// namespace).
+fn lock_dir(dir: &std::path::Path) -> io::Result<File> {
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(live_folder::LOCK_FILE))?;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("{} is in use by another process ({e})", dir.display()),
+        ));
+    }
+    Ok(lock)
 }
 
 fn check_own_dir(dir: &std::path::Path) -> io::Result<()> {
