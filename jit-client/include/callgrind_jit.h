@@ -6,7 +6,8 @@
  * to r-x, before it runs). The session is on under Valgrind or with
  * CALLGRIND_JIT=1 (CALLGRIND_JIT=0 forces it off); off, calls return at once.
  * It writes jit-PID.dump (in $JITDUMPDIR, else the current directory) and
- * /tmp/perf-PID.map; `callgrind-jit annotate` reads them.
+ * /tmp/perf-PID.map (one that belongs to another user is left alone, with one
+ * message); `callgrind-jit annotate` reads them.
  *
  * No call ever aborts the JIT: a failure is reported once on stderr and the
  * file that failed is no longer written. All functions are thread-safe.
@@ -23,11 +24,16 @@
 extern "C" {
 #endif
 
-/* Status codes. */
-#define CGJIT_OK 0         /* success, or the session is off */
-#define CGJIT_EINVAL (-1)  /* NULL pointer with a non-zero size or count */
-#define CGJIT_EIO (-2)     /* a file could not be written (reported once) */
-#define CGJIT_EINTERNAL (-3)
+/* Status codes. None of them needs handling: the JIT can always go on. */
+#define CGJIT_OK 0           /* success, or the session is off */
+#define CGJIT_EINVAL (-1)    /* nothing written: NULL code, zero-size code, a range that
+                              * wraps around, NULL lines with nlines > 0, or records
+                              * over the jitdump's 4 GiB record size */
+#define CGJIT_EIO (-2)       /* a file could not be written (reported once on stderr);
+                              * that file is no longer written */
+#define CGJIT_EINTERNAL (-3) /* an internal error was caught; nothing more happened */
+#define CGJIT_ECLOSED (-4)   /* the session was closed (cgjit_close or process exit):
+                              * nothing written (reported once on stderr) */
 
 /* The source position of the instructions from `offset` (bytes from the
  * code's address) up to the next entry's offset (or the end of the code).
@@ -45,9 +51,10 @@ int cgjit_open(void);
 /* 1 if the session is writing files, else 0. */
 int cgjit_is_enabled(void);
 
-/* Registers `size` bytes of committed code at `addr`. `name` may be NULL;
- * `lines` may be NULL when `nlines` is 0. The code bytes are copied into the
- * jitdump; Valgrind drops its translations of the range. */
+/* Registers `size` (> 0) bytes of committed code at `addr`. `name` may be
+ * NULL; `lines` may be NULL when `nlines` is 0. The code bytes are copied
+ * into the jitdump; Valgrind drops its translations of the range.
+ * Returns CGJIT_OK, CGJIT_EINVAL, CGJIT_EIO or CGJIT_ECLOSED. */
 int cgjit_code_loaded(const void *addr, size_t size, const char *name,
                       const cgjit_line *lines, size_t nlines);
 

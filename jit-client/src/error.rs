@@ -10,6 +10,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// Writing a file failed; that file is no longer written.
     Io,
+    /// The session was closed (explicitly or at exit): nothing was written.
+    Closed,
 }
 
 /// An error from a session call. The session has already reported it once

@@ -16,6 +16,8 @@ pub const CGJIT_EINVAL: c_int = -1;
 pub const CGJIT_EIO: c_int = -2;
 /// An internal error was caught before it reached the caller.
 pub const CGJIT_EINTERNAL: c_int = -3;
+/// The session was closed (`cgjit_close` or process exit): nothing written.
+pub const CGJIT_ECLOSED: c_int = -4;
 
 /// One source line of a function, as the C header declares it.
 #[repr(C)]
@@ -37,8 +39,11 @@ fn boundary(f: impl FnOnce() -> c_int) -> c_int {
 fn status(result: crate::Result<()>) -> c_int {
     match result {
         Ok(()) => CGJIT_OK,
-        Err(e) if e.kind() == ErrorKind::InvalidArgument => CGJIT_EINVAL,
-        Err(_) => CGJIT_EIO,
+        Err(e) => match e.kind() {
+            ErrorKind::InvalidArgument => CGJIT_EINVAL,
+            ErrorKind::Closed => CGJIT_ECLOSED,
+            _ => CGJIT_EIO,
+        },
     }
 }
 
@@ -76,10 +81,14 @@ pub unsafe extern "C" fn cgjit_code_loaded(
     boundary(|| {
         let session = global();
         if !session.is_enabled() {
-            return CGJIT_OK;
+            return status(session.off_status());
         }
-        if (addr.is_null() && size > 0) || (lines.is_null() && nlines > 0) {
+        if addr.is_null() || (lines.is_null() && nlines > 0) {
             return CGJIT_EINVAL;
+        }
+        // Checked before a slice is made of the range.
+        if let Err(e) = crate::session::checked_range(addr as usize, size) {
+            return status(Err(e));
         }
         // SAFETY: the caller guarantees the pointers per the contract above.
         let (code, name, lines) =

@@ -16,6 +16,10 @@ use crate::writer::{Failure, LineEntry, Writer};
 /// simply stops writing the file that failed.
 pub struct Session {
     enabled: AtomicBool,
+    /// Set by [`Session::close`]: later loads get [`ErrorKind::Closed`].
+    closed: AtomicBool,
+    /// A load after close was reported (once).
+    closed_reported: AtomicBool,
     live: AtomicBool,
     state: Mutex<State>,
 }
@@ -56,6 +60,8 @@ impl Session {
         let enabled = AtomicBool::new(state.writer.is_some());
         Session {
             enabled,
+            closed: AtomicBool::new(false),
+            closed_reported: AtomicBool::new(false),
             live,
             state: Mutex::new(state),
         }
@@ -74,17 +80,44 @@ impl Session {
     ///
     /// On return the records are in the files (one `write`), and Valgrind
     /// has dropped any stale translation of the range.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] for empty code, a range that
+    /// wraps around, or records over the format's 4 GiB (nothing written);
+    /// [`ErrorKind::Closed`] after [`Session::close`]; [`ErrorKind::Io`]
+    /// when a file failed (reported once, that file no longer written).
     pub fn code_loaded(&self, code: &[u8], name: &[u8], lines: &[LineEntry]) -> Result<()> {
         if !self.is_enabled() {
-            return Ok(());
+            return self.off_status();
         }
         checked_range(code.as_ptr() as usize, code.len())?;
+        if !crate::writer::records_fit(code.len(), name, lines) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "the load's records would exceed the jitdump's 4 GiB record size",
+            ));
+        }
         let result = self.with_writer(|w| w.code_loaded(code, name, lines));
         if self.live.load(Ordering::Relaxed) {
             self.map_live(code, name, lines);
         }
         valgrind::discard_translations(code.as_ptr() as usize, code.len());
         result
+    }
+
+    /// What a call gets while no file is written: nothing to report, unless
+    /// the session was closed (a load after close is lost, and says so).
+    #[cold]
+    pub fn off_status(&self) -> Result<()> {
+        if !self.closed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let message = "code registered after the session was closed (close() or process exit) \
+                       is not written";
+        if !self.closed_reported.swap(true, Ordering::Relaxed) {
+            eprintln!("callgrind-jit: {message}");
+            valgrind::log(message);
+        }
+        Err(Error::new(ErrorKind::Closed, message))
     }
 
     /// Turns live mode on or off (it only ever turns on under Valgrind).
@@ -133,7 +166,7 @@ impl Session {
     /// its translations before the memory is reused.
     pub fn code_unloaded(&self, addr: usize, size: usize) -> Result<()> {
         if !self.is_enabled() {
-            return Ok(());
+            return self.off_status();
         }
         checked_range(addr, size)?;
         valgrind::discard_translations(addr, size);
@@ -158,6 +191,9 @@ impl Session {
 
     fn close_with(&self, mut state: Locked<'_>) -> Result<()> {
         self.enabled.store(false, Ordering::Relaxed);
+        if state.writer.is_some() {
+            self.closed.store(true, Ordering::Relaxed);
+        }
         let Some(writer) = state.writer.take() else {
             return Ok(());
         };
@@ -308,7 +344,11 @@ impl State {
     }
 }
 
-fn checked_range(addr: usize, size: usize) -> Result<()> {
+/// A code range must hold at least one byte and not wrap around.
+pub(crate) fn checked_range(addr: usize, size: usize) -> Result<()> {
+    if size == 0 {
+        return Err(Error::new(ErrorKind::InvalidArgument, "zero-size code"));
+    }
     match addr.checked_add(size) {
         Some(_) => Ok(()),
         None => Err(Error::new(

@@ -65,23 +65,34 @@ pub fn tid() -> u32 {
     })
 }
 
-/// Creates `path` for writing, replacing an earlier file of ours, without
-/// ever following a symbolic link: a link planted there (say in /tmp) is
-/// removed (the link, never its target) and the file created with
-/// `O_EXCL`. Anything else that is not a regular file is left alone and the
-/// open fails.
+/// Creates `path` for writing, never through a symbolic link and never
+/// into a file that is not ours: a link planted there (say in /tmp) is
+/// removed (the link, never its target); a regular file owned by another
+/// user is refused; our own earlier file (a process before us with this
+/// pid) is replaced by a new one. The file is created with `O_EXCL`, so
+/// nothing planted in between is ever written to.
 pub fn create_private(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::MetadataExt;
     if let Ok(meta) = std::fs::symlink_metadata(path) {
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
         if meta.file_type().is_symlink() {
             std::fs::remove_file(path)?;
-        } else if meta.is_file() {
-            // Truncate our own stale file: O_NOFOLLOW guards the open.
-            return open(path, libc::O_TRUNC);
-        } else {
+        } else if !meta.is_file() {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 "exists and is not a regular file",
             ));
+        } else if meta.uid() != me {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "exists and belongs to uid {}, not to this process",
+                    meta.uid()
+                ),
+            ));
+        } else {
+            std::fs::remove_file(path)?;
         }
     }
     open(path, libc::O_EXCL)

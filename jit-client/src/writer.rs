@@ -213,6 +213,24 @@ fn create_jitdump(path: &std::path::Path, pid: u32) -> io::Result<Jitdump> {
     })
 }
 
+/// True if the CODE_LOAD and DEBUG_INFO records of a load fit the jitdump's
+/// 32-bit record size (a larger one would wrap it and make the rest of the
+/// file unreadable).
+pub fn records_fit(code_len: usize, name: &[u8], lines: &[LineEntry]) -> bool {
+    let limit = u64::from(u32::MAX);
+    // Generous for an empty name, which becomes `jit_ADDR`.
+    let name = name.len() as u64 + 32;
+    let load = format::CODE_LOAD_FIXED_SIZE as u64 + name + code_len as u64;
+    let entry = |file_len: usize| (format::DEBUG_ENTRY_FIXED_SIZE + file_len + 1) as u64;
+    let entries: u64 = lines
+        .iter()
+        .filter(|l| (l.offset as usize) < code_len)
+        .map(|l| entry(l.file.len()))
+        .fold(entry(0), u64::saturating_add);
+    let debug = (format::DEBUG_INFO_FIXED_SIZE as u64 + 7).saturating_add(entries);
+    load <= limit && debug <= limit
+}
+
 /// Appends a DEBUG_INFO for `lines` (if any lies inside the code):
 /// absolute addresses, ascending, and a closing sentinel at `addr + size`
 /// (line 0, no file) that ends the last line's range.

@@ -2,6 +2,7 @@
 
 mod clean;
 mod cli;
+mod client_safety;
 mod corrupt;
 mod expand;
 mod identity;

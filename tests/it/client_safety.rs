@@ -1,0 +1,122 @@
+//! jit-client never misleads the JIT: every load it cannot write gets a
+//! status, a record never wraps the format's 32-bit size, and a file
+//! planted by another user is never written to.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::process::Command;
+
+use annotate::jitdump::{self, Record};
+use jit_client::{Activation, ErrorKind, LineEntry, Options, Session};
+
+use crate::util;
+
+fn session_in(dir: &std::path::Path) -> Session {
+    Session::open(
+        Options::default()
+            .activation(Activation::On)
+            .jitdump_dir(dir)
+            .perf_map_dir(dir),
+    )
+}
+
+/// Names of the CODE_LOADs in this process's jitdump under `dir`.
+fn loads(dir: &std::path::Path) -> Vec<String> {
+    let data = std::fs::read(dir.join(format!("jit-{}.dump", std::process::id()))).unwrap();
+    let dump = jitdump::read(&data).unwrap();
+    assert!(dump.problems.is_empty(), "{:?}", dump.problems);
+    dump.records
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Record::Load(l) => Some(String::from_utf8_lossy(l.name).into_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_load_whose_records_exceed_4_gib_is_refused_and_later_loads_survive() {
+    let dir = util::scratch("client-4gib");
+    let session = session_in(&dir);
+    let code = vec![0xc3u8; 16];
+    // 4.2 million entries naming one 1 KiB file: a 4.3 GB DEBUG_INFO.
+    let file = vec![b'f'; 1024];
+    let lines = vec![LineEntry::new(0, 1, 0, &file[..]); 4_200_000];
+    let err = session.code_loaded(&code, b"huge", &lines).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    session
+        .code_loaded(&code, b"after", &[LineEntry::new(0, 2, 0, "a.toy")])
+        .unwrap();
+    session.close().unwrap();
+    assert_eq!(loads(&dir), ["after"]);
+}
+
+#[test]
+fn empty_code_and_loads_after_close_get_a_status() {
+    let dir = util::scratch("client-status");
+    let session = session_in(&dir);
+    let code = [0xc3u8; 4];
+    let err = session.code_loaded(&code[..0], b"empty", &[]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    session.code_loaded(&code, b"kept", &[]).unwrap();
+    session.close().unwrap();
+    let err = session.code_loaded(&code, b"late", &[]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Closed, "{err}");
+    assert_eq!(loads(&dir), ["kept"]);
+}
+
+#[test]
+fn the_c_abi_returns_each_documented_status() {
+    let dir = util::scratch("client-c-status");
+    let exe = util::c_program(&dir, "statuses");
+    let mut run = Command::new(&exe);
+    run.current_dir(&dir)
+        .env("CALLGRIND_JIT", "1")
+        .env("JITDUMPDIR", &dir)
+        .env("TMPDIR", &dir);
+    let out = util::run_ok(&mut run);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "normal: 0\nzero size: -1\nnull code: -1\nwraps: -1\nnull lines: -1\n\
+         after exit-time close: -4\n"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("after the session was closed").count(),
+        1,
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", out_pid(&dir)));
+}
+
+/// The pid in the one jitdump a C test left in `dir`.
+fn out_pid(dir: &std::path::Path) -> String {
+    let dump = util::file_starting(dir, "jit-").unwrap();
+    let name = dump.file_name().unwrap().to_string_lossy().into_owned();
+    name.trim_start_matches("jit-")
+        .trim_end_matches(".dump")
+        .to_string()
+}
+
+#[test]
+fn a_perf_map_planted_by_another_user_is_left_alone() {
+    let dir = util::scratch("client-planted");
+    let map = dir.join(format!("perf-{}.map", std::process::id()));
+    std::fs::write(&map, b"planted\n").unwrap();
+    std::fs::set_permissions(&map, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let chowned = Command::new("chown")
+        .arg("54321")
+        .arg(&map)
+        .status()
+        .unwrap();
+    if !chowned.success() || std::fs::metadata(&map).unwrap().uid() != 54321 {
+        assert!(std::env::var_os("CI").is_none(), "chown failed in CI");
+        eprintln!("SKIPPED a_perf_map_planted_by_another_user_is_left_alone: chown needs root");
+        return;
+    }
+    let session = session_in(&dir);
+    let code = [0xc3u8; 4];
+    session.code_loaded(&code, b"f", &[]).unwrap();
+    session.close().unwrap();
+    assert_eq!(std::fs::read(&map).unwrap(), b"planted\n");
+    assert_eq!(loads(&dir), ["f"], "the jitdump goes on");
+}
