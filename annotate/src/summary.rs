@@ -65,7 +65,7 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
     let unnamed = all.unnamed_total();
     let _ = writeln!(
         s,
-        "still address-named under ???: {} of {event}",
+        "still address-named (under ??? or a live-mode image): {} of {event}",
         percent(unnamed, all.total)
     );
     // Only addresses worth a look: at least 0.01% of the total.

@@ -58,10 +58,16 @@ int cgjit_is_enabled(void);
 int cgjit_code_loaded(const void *addr, size_t size, const char *name,
                       const cgjit_line *lines, size_t nlines);
 
-/* Live mode (also CALLGRIND_JIT_LIVE=1), only under Valgrind: each function
- * whose code starts on a page boundary and owns its pages is mapped from a
- * small ELF file with the same bytes, so Valgrind names it (and its lines)
- * itself, in every tool, with no annotate step. Returns 1 if on now.
+/* Live mode (also CALLGRIND_JIT_LIVE=1), only under Valgrind: the pages
+ * holding each function are mapped from a small ELF file with the same bytes,
+ * a symbol and line table for every function on them, so Valgrind names the
+ * code (and its lines) itself, in every tool, with no annotate step.
+ * Returns 1 if on now.
+ * The rule (the JIT's promise when it turns live mode on): every page that
+ * holds registered code belongs to the JIT whole, and the JIT changes it only
+ * with mprotect and writes at the same addresses. Pages that are writable
+ * (RWX), shared or file-backed (a dual mapping) are detected and left to the
+ * jitdump, with one message.
  * When freeing live-mode code, munmap (or mmap fresh memory over) its pages
  * before reusing the addresses: Valgrind drops the symbols on munmap. */
 int cgjit_set_live(int on);

@@ -97,11 +97,15 @@ pub unsafe extern "C" fn cgjit_code_loaded(
     })
 }
 
-/// Turns live mode on (`on` != 0) or off: under Valgrind, page-aligned
-/// functions are then named by Valgrind itself. Returns 1 if it is on now.
+/// Turns live mode on (`on` != 0) or off: under Valgrind, functions are
+/// then named by Valgrind itself. Returns 1 if it is on now.
+///
+/// # Safety
+/// The page-ownership rule of [`crate::Options::live`] (the C header states it).
 #[no_mangle]
-pub extern "C" fn cgjit_set_live(on: c_int) -> c_int {
-    boundary(|| c_int::from(global().set_live(on != 0)))
+pub unsafe extern "C" fn cgjit_set_live(on: c_int) -> c_int {
+    // SAFETY: the caller keeps the page-ownership rule, per the contract.
+    boundary(|| c_int::from(unsafe { global().set_live(on != 0) }))
 }
 
 /// Tells Valgrind the code at `addr..addr+size` is gone.

@@ -29,9 +29,10 @@ pub struct Options {
     /// `CALLGRIND_JIT_PERF_MAP=0` turns it off (one system call per load
     /// instead of two).
     pub perf_map: bool,
-    /// Live mode (only under Valgrind): Valgrind names page-aligned JIT
-    /// functions itself. Default: off; `CALLGRIND_JIT_LIVE=1` turns it on.
-    pub live: bool,
+    /// Live mode (only under Valgrind): Valgrind names JIT functions
+    /// itself. Default: off; `CALLGRIND_JIT_LIVE=1` (the person running
+    /// the JIT vouches for it) or the `unsafe` [`Options::live`] turn it on.
+    pub(crate) live: bool,
 }
 
 impl Default for Options {
@@ -83,8 +84,16 @@ impl Options {
         self
     }
 
-    /// Builder-style setter for [`Options::live`].
-    pub fn live(mut self, on: bool) -> Self {
+    /// Turns live mode on or off.
+    ///
+    /// # Safety
+    /// Live mode maps a file over every page that holds registered code. The
+    /// JIT must own each such page whole (nothing else lives on it) and,
+    /// once it is registered, change it only through `mprotect` and writes to
+    /// the same addresses (never through another mapping of the same memory).
+    /// Pages that are writable, shared or file-backed are detected and left
+    /// alone; other sharing cannot be seen from here.
+    pub unsafe fn live(mut self, on: bool) -> Self {
         self.live = on;
         self
     }

@@ -122,7 +122,11 @@ impl Session {
 
     /// Turns live mode on or off (it only ever turns on under Valgrind).
     /// Returns whether it is on now.
-    pub fn set_live(&self, on: bool) -> bool {
+    ///
+    /// # Safety
+    /// As for [`Options::live`]: the JIT owns every page holding registered
+    /// code whole, and changes it only in place.
+    pub unsafe fn set_live(&self, on: bool) -> bool {
         let on =
             on && cfg!(feature = "live") && self.is_enabled() && valgrind::running_on_valgrind();
         self.live.store(on, Ordering::Relaxed);
@@ -141,10 +145,12 @@ impl Session {
         let name = crate::names::function_name(name, code.as_ptr() as u64);
         let result = state.live.as_mut().map(|live| live.map(code, &name, lines));
         match result {
-            Some(Err(crate::live::LiveError::Unaligned)) => {
-                state.warn_live(
-                    "live mode needs page-aligned code; using the jitdump for unaligned functions",
-                );
+            Some(Err(crate::live::LiveError::Refused(why))) => {
+                state.warn_live(&format!(
+                    "live mode skips code whose pages it may not map over ({}); \
+                     the jitdump names it",
+                    why.reason()
+                ));
             }
             Some(Err(crate::live::LiveError::Failed(e))) => {
                 self.live_failed(&mut state, &format!("live mode off: {e}"))

@@ -10,6 +10,7 @@ mod inputs;
 mod install;
 mod jit_client;
 mod live;
+mod live_pages;
 mod perf;
 mod record;
 mod record_run;

@@ -6,6 +6,18 @@
 
 use crate::symbols::SymbolTable;
 
+/// True for an object that is a live-mode image of jit-client
+/// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
+pub fn is_live_image(object: &[u8]) -> bool {
+    let path = String::from_utf8_lossy(object);
+    let mut parts = path.rsplit('/');
+    let (Some(file), Some(folder)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let pid = jit_client::live_folder::pid_of_folder(folder);
+    pid.is_some() && jit_client::live_folder::is_ours(file) && file.ends_with(".so")
+}
+
 /// The address a pseudo-function name starts with (`0x` + 8 to 16
 /// lowercase hex digits, then the end or a `'`), and the base's length.
 pub fn address(name: &[u8]) -> Option<(u64, usize)> {

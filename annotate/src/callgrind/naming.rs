@@ -126,9 +126,16 @@ impl Rewriter<'_> {
 
     fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
         if object != self.unknown {
-            return match fnname::rename_callers(name, self.table) {
-                Some(new) => FnKind::Renamed(self.names.intern(&new)),
-                None => FnKind::Native,
+            if let Some(new) = fnname::rename_callers(name, self.table) {
+                return FnKind::Renamed(self.names.intern(&new));
+            }
+            // Code on a live-mode page that no symbol of the image covers
+            // is still address-named: counted as such, left as it is.
+            return match fnname::address(name) {
+                Some((addr, _)) if fnname::is_live_image(self.names.name(object)) => {
+                    FnKind::Unnamed(addr)
+                }
+                _ => FnKind::Native,
             };
         }
         if let Some(jit) = fnname::rename(name, self.table) {

@@ -1,5 +1,6 @@
-//! DWARF for one function: a compile unit with its address range, a
-//! subprogram, and a line program from the JIT's line table (gimli writes it).
+//! DWARF for the functions of one live image: a compile unit over their
+//! pages, a subprogram each, and a line program with one sequence per
+//! function from the JIT's line tables (gimli writes it).
 
 use gimli::write::{
     Address, AttributeValue, DwarfUnit, EndianVec, FileId, LineProgram, LineString, Sections,
@@ -16,21 +17,39 @@ type Endian = gimli::LittleEndian;
 #[cfg(target_endian = "big")]
 type Endian = gimli::BigEndian;
 
-/// `.debug_*` sections describing `name` at `[addr, addr+size)`.
-pub fn sections(
-    name: &[u8],
-    addr: u64,
-    size: u64,
-    lines: &[LineEntry],
-) -> gimli::write::Result<Vec<Section>> {
+/// One function of an image.
+pub struct Function<'a> {
+    /// Its name.
+    pub name: &'a [u8],
+    /// Its address.
+    pub addr: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its line table, by offset from `addr`.
+    pub lines: &'a [LineEntry<'a>],
+}
+
+/// `.debug_*` sections describing `functions` (sorted by address, at
+/// least one). The unit's range is the functions' span: Valgrind reads no
+/// lines from a unit whose range reaches past its code.
+pub fn sections(functions: &[Function]) -> gimli::write::Result<Vec<Section>> {
+    let start = functions.first().map_or(0, |f| f.addr);
+    let end = functions
+        .iter()
+        .map(|f| f.addr + f.size)
+        .max()
+        .unwrap_or(start);
     let encoding = Encoding {
         format: Format::Dwarf32,
         version: 4,
         address_size: 8,
     };
-    let main_file = lines.first().map_or(&b"<jit>"[..], |l| l.file);
+    let main_file = functions
+        .iter()
+        .find_map(|f| f.lines.first())
+        .map_or(&b"<jit>"[..], |l| l.file);
     let mut dwarf = DwarfUnit::new(encoding);
-    dwarf.unit.line_program = line_program(encoding, main_file, addr, size, lines);
+    dwarf.unit.line_program = line_program(encoding, main_file, functions);
     let root = dwarf.unit.root();
     let unit = dwarf.unit.get_mut(root);
     unit.set(
@@ -43,18 +62,20 @@ pub fn sections(
     );
     unit.set(
         gimli::DW_AT_low_pc,
-        AttributeValue::Address(Address::Constant(addr)),
+        AttributeValue::Address(Address::Constant(start)),
     );
-    unit.set(gimli::DW_AT_high_pc, AttributeValue::Udata(size));
-    let function = dwarf.unit.add(root, gimli::DW_TAG_subprogram);
-    let function = dwarf.unit.get_mut(function);
-    function.set(gimli::DW_AT_name, AttributeValue::String(name.to_vec()));
-    function.set(gimli::DW_AT_external, AttributeValue::Flag(true));
-    function.set(
-        gimli::DW_AT_low_pc,
-        AttributeValue::Address(Address::Constant(addr)),
-    );
-    function.set(gimli::DW_AT_high_pc, AttributeValue::Udata(size));
+    unit.set(gimli::DW_AT_high_pc, AttributeValue::Udata(end - start));
+    for f in functions {
+        let id = dwarf.unit.add(root, gimli::DW_TAG_subprogram);
+        let entry = dwarf.unit.get_mut(id);
+        entry.set(gimli::DW_AT_name, AttributeValue::String(f.name.to_vec()));
+        entry.set(gimli::DW_AT_external, AttributeValue::Flag(true));
+        entry.set(
+            gimli::DW_AT_low_pc,
+            AttributeValue::Address(Address::Constant(f.addr)),
+        );
+        entry.set(gimli::DW_AT_high_pc, AttributeValue::Udata(f.size));
+    }
     let mut out = Sections::new(EndianVec::new(Endian::default()));
     dwarf.write(&mut out)?;
     let mut sections = Vec::new();
@@ -67,14 +88,8 @@ pub fn sections(
     Ok(sections)
 }
 
-/// One sequence over the function: a row per line entry, ended at `size`.
-fn line_program(
-    encoding: Encoding,
-    main_file: &[u8],
-    addr: u64,
-    size: u64,
-    lines: &[LineEntry],
-) -> LineProgram {
+/// One sequence per function: a row per line entry, ended at its size.
+fn line_program(encoding: Encoding, main_file: &[u8], functions: &[Function]) -> LineProgram {
     let (dir, file) = split_path(main_file);
     let mut program = LineProgram::new(
         encoding,
@@ -84,29 +99,32 @@ fn line_program(
         None,
     );
     let mut files: Vec<(&[u8], FileId)> = Vec::new();
-    program.begin_sequence(Some(Address::Constant(addr)));
-    for l in lines
-        .iter()
-        .filter(|l| u64::from(l.offset) < size && l.line > 0)
-    {
-        let file = match files.iter().find(|(name, _)| *name == l.file) {
-            Some(&(_, id)) => id,
-            None => {
-                let id = add_file(&mut program, l.file);
-                files.push((l.file, id));
-                id
-            }
-        };
-        let row = program.row();
-        (row.address_offset, row.file, row.line, row.column) = (
-            u64::from(l.offset),
-            file,
-            u64::from(l.line),
-            u64::from(l.column),
-        );
-        program.generate_row();
+    for f in functions {
+        program.begin_sequence(Some(Address::Constant(f.addr)));
+        for l in f
+            .lines
+            .iter()
+            .filter(|l| u64::from(l.offset) < f.size && l.line > 0)
+        {
+            let file = match files.iter().find(|(name, _)| *name == l.file) {
+                Some(&(_, id)) => id,
+                None => {
+                    let id = add_file(&mut program, l.file);
+                    files.push((l.file, id));
+                    id
+                }
+            };
+            let row = program.row();
+            (row.address_offset, row.file, row.line, row.column) = (
+                u64::from(l.offset),
+                file,
+                u64::from(l.line),
+                u64::from(l.column),
+            );
+            program.generate_row();
+        }
+        program.end_sequence(f.size);
     }
-    program.end_sequence(size);
     program
 }
 

@@ -1,23 +1,31 @@
-//! A minimal ELF shared object for one function (object writes it): an
-//! r-x PT_LOAD holding the function's pages at their own address, an rw-
-//! PT_LOAD page Valgrind needs to see before it reads the file, `.text`,
-//! a symbol, and the DWARF sections.
+//! A minimal ELF shared object for the functions on some JIT pages (object
+//! writes it): an r-x PT_LOAD holding the pages at their own address, an
+//! rw- PT_LOAD page Valgrind needs to see before it reads the file,
+//! `.text`, a symbol per function, and the DWARF sections.
 
 use object::elf;
 use object::write::elf::{FileHeader, ProgramHeader, SectionHeader, Sym, Writer};
 
 use super::dwarf::Section;
 
+/// A function symbol.
+pub struct Symbol<'a> {
+    /// Its name.
+    pub name: &'a [u8],
+    /// Its address.
+    pub addr: u64,
+    /// Its size.
+    pub size: u64,
+}
+
 /// What goes into the file.
 pub struct Image<'a> {
-    /// Function name.
-    pub name: &'a [u8],
-    /// Address of the function (page aligned).
+    /// The functions on the pages.
+    pub symbols: &'a [Symbol<'a>],
+    /// Address of the first page.
     pub addr: u64,
-    /// The whole pages the function occupies, as they are in memory.
+    /// The whole pages, as they are in memory.
     pub pages: &'a [u8],
-    /// Size of the function itself.
-    pub size: u64,
     /// Address reserved for the rw- page.
     pub rw_addr: u64,
     /// Page size.
@@ -59,9 +67,11 @@ pub fn write(image: &Image) -> object::write::Result<Elf> {
     w.reserve_symtab_section_index();
     w.reserve_strtab_section_index();
     w.reserve_shstrtab_section_index();
-    let symbol_name = w.add_string(image.name);
+    let names: Vec<_> = image.symbols.iter().map(|s| w.add_string(s.name)).collect();
     w.reserve_null_symbol_index();
-    w.reserve_symbol_index(Some(text_index));
+    for _ in image.symbols {
+        w.reserve_symbol_index(Some(text_index));
+    }
     let debug_offsets: Vec<usize> = debug
         .iter()
         .map(|(_, _, data)| w.reserve(data.len(), 1))
@@ -111,15 +121,17 @@ pub fn write(image: &Image) -> object::write::Result<Elf> {
         w.write(data);
     }
     w.write_null_symbol();
-    w.write_symbol(&Sym {
-        name: Some(symbol_name),
-        section: Some(text_index),
-        st_info: (elf::STB_GLOBAL << 4) | elf::STT_FUNC,
-        st_other: elf::STV_DEFAULT,
-        st_shndx: 0,
-        st_value: image.addr,
-        st_size: image.size,
-    });
+    for (symbol, name) in image.symbols.iter().zip(names) {
+        w.write_symbol(&Sym {
+            name: Some(name),
+            section: Some(text_index),
+            st_info: (elf::STB_GLOBAL << 4) | elf::STT_FUNC,
+            st_other: elf::STV_DEFAULT,
+            st_shndx: 0,
+            st_value: symbol.addr,
+            st_size: symbol.size,
+        });
+    }
     w.write_strtab();
     w.write_shstrtab();
     w.write_null_section_header();

@@ -15,7 +15,9 @@
 
 mod dwarf;
 mod elf;
+mod maps;
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -28,18 +30,39 @@ use crate::writer::LineEntry;
 /// Why a function could not be mapped live.
 #[derive(Debug)]
 pub enum LiveError {
-    /// The code does not start on a page boundary (the normal path is used).
-    Unaligned,
+    /// The pages are not the JIT's alone, or are writable (the jitdump is
+    /// used for this function).
+    Refused(maps::Refusal),
     /// Building or mapping the file failed.
     Failed(String),
 }
 
-/// The per-process folder and a counter for file names.
+/// A function mapped live, kept so its image can be rebuilt when another
+/// function is registered on the same pages.
+struct Mapped {
+    size: u64,
+    name: Vec<u8>,
+    /// (offset, line, column, file).
+    lines: Vec<(u32, u32, u32, Vec<u8>)>,
+}
+
+/// Pages mapped from one image file, and the rw- page that goes with it.
+struct Image {
+    end: u64,
+    rw_addr: usize,
+}
+
+/// The per-process folder, the functions and images mapped so far, and a
+/// counter for file names.
 pub struct Live {
     dir: PathBuf,
     next: u64,
-    page: usize,
-    /// [`LOCK_FILE`], locked for as long as the process lives.
+    page: u64,
+    /// By address.
+    functions: BTreeMap<u64, Mapped>,
+    /// By first page.
+    images: BTreeMap<u64, Image>,
+    /// [`live_folder::LOCK_FILE`], locked for as long as the process lives.
     _lock: File,
 }
 
@@ -55,62 +78,140 @@ impl Live {
         }
         let lock = lock_dir(&dir)?;
         // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
         Ok(Live {
             dir,
             next: 0,
             page,
+            functions: BTreeMap::new(),
+            images: BTreeMap::new(),
             _lock: lock,
         })
     }
 
-    /// Maps an ELF image of `code` over its own pages.
+    /// Maps an ELF image over the pages holding `code`, naming `code` and
+    /// every function mapped live on those pages before.
     pub fn map(&mut self, code: &[u8], name: &[u8], lines: &[LineEntry]) -> Result<(), LiveError> {
-        let addr = code.as_ptr() as usize;
-        if addr % self.page != 0 || code.is_empty() {
-            return Err(LiveError::Unaligned);
+        let addr = code.as_ptr() as u64;
+        let size = code.len() as u64;
+        let (start, end) = self.pages_with_neighbours(addr, size);
+        let maps = std::fs::read_to_string("/proc/self/maps")
+            .map_err(failed("reading /proc/self/maps"))?;
+        maps::check(&maps, start, end, &self.dir).map_err(LiveError::Refused)?;
+        self.remember(addr, size, name, lines);
+        // SAFETY: /proc/self/maps shows [start, end) mapped and readable.
+        let pages =
+            unsafe { std::slice::from_raw_parts(start as *const u8, (end - start) as usize) };
+        let rw = self.map_image(start, end, pages)?;
+        let replaced: Vec<u64> = self.images.range(start..end).map(|(&s, _)| s).collect();
+        for old in replaced {
+            if let Some(image) = self.images.remove(&old) {
+                // SAFETY: the old image's own rw- page, no longer needed.
+                unsafe { libc::munmap(image.rw_addr as *mut _, self.page as usize) };
+            }
         }
-        let len = code.len().div_ceil(self.page) * self.page;
-        // SAFETY: the JIT hands us whole pages it owns (the live-mode
-        // contract), so the rest of the last page is mapped and readable.
-        let pages = unsafe { std::slice::from_raw_parts(code.as_ptr(), len) };
-        let rw = Reservation::new(self.page).map_err(failed("reserving a page"))?;
-        let dwarf = dwarf::sections(name, addr as u64, code.len() as u64, lines)
-            .map_err(failed("writing DWARF"))?;
+        self.images.insert(start, Image { end, rw_addr: rw });
+        Ok(())
+    }
+
+    /// The whole pages of `[addr, addr+size)`, widened to take in every
+    /// image they touch (its functions are named again in the new one).
+    fn pages_with_neighbours(&self, addr: u64, size: u64) -> (u64, u64) {
+        let mut start = addr / self.page * self.page;
+        let mut end = (addr + size).div_ceil(self.page) * self.page;
+        loop {
+            let touching = self
+                .images
+                .iter()
+                .filter(|(&s, i)| s < end && i.end > start)
+                .fold((start, end), |(a, b), (&s, i)| (a.min(s), b.max(i.end)));
+            if touching == (start, end) {
+                return (start, end);
+            }
+            (start, end) = touching;
+        }
+    }
+
+    /// Keeps the function (replacing any it overlaps: the address reused).
+    fn remember(&mut self, addr: u64, size: u64, name: &[u8], lines: &[LineEntry]) {
+        let overlapped: Vec<u64> = self
+            .functions
+            .range(..addr + size)
+            .filter(|(&a, f)| a + f.size > addr)
+            .map(|(&a, _)| a)
+            .collect();
+        for a in overlapped {
+            self.functions.remove(&a);
+        }
+        let lines = lines
+            .iter()
+            .map(|l| (l.offset, l.line, l.column, l.file.to_vec()))
+            .collect();
+        let name = name.to_vec();
+        self.functions.insert(addr, Mapped { size, name, lines });
+    }
+
+    /// Writes the image of `[start, end)` with its functions and maps it;
+    /// returns its rw- page.
+    fn map_image(&mut self, start: u64, end: u64, pages: &[u8]) -> Result<usize, LiveError> {
+        let inside: Vec<(u64, &Mapped)> = self
+            .functions
+            .range(start..end)
+            .map(|(&a, f)| (a, f))
+            .collect();
+        let lines: Vec<Vec<LineEntry>> = inside
+            .iter()
+            .map(|(_, f)| {
+                f.lines
+                    .iter()
+                    .map(|(o, l, c, file)| LineEntry::new(*o, *l, *c, &file[..]))
+                    .collect()
+            })
+            .collect();
+        let functions: Vec<dwarf::Function> = inside
+            .iter()
+            .zip(&lines)
+            .map(|(&(addr, f), lines)| dwarf::Function {
+                name: &f.name,
+                addr,
+                size: f.size,
+                lines,
+            })
+            .collect();
+        let symbols: Vec<elf::Symbol> = functions
+            .iter()
+            .map(|f| elf::Symbol {
+                name: f.name,
+                addr: f.addr,
+                size: f.size,
+            })
+            .collect();
+        let dwarf = dwarf::sections(&functions).map_err(failed("writing DWARF"))?;
+        let rw = Reservation::new(self.page as usize).map_err(failed("reserving a page"))?;
         let image = elf::Image {
-            name,
-            addr: addr as u64,
+            symbols: &symbols,
+            addr: start,
             pages,
-            size: code.len() as u64,
             rw_addr: rw.addr as u64,
-            page: self.page as u64,
+            page: self.page,
             dwarf: &dwarf,
         };
         let elf = elf::write(&image).map_err(failed("writing ELF"))?;
         let file = self
-            .create_file(addr)
+            .create_file(start as usize)
             .map_err(failed("creating the file"))?;
         (&file)
             .write_all(&elf.bytes)
             .map_err(failed("writing the file"))?;
-        map_fixed(
-            &file,
-            addr,
-            len,
-            libc::PROT_READ | libc::PROT_EXEC,
-            elf.text_offset,
-        )
-        .map_err(failed("mapping the code"))?;
-        map_fixed(
-            &file,
-            rw.addr,
-            self.page,
-            libc::PROT_READ | libc::PROT_WRITE,
-            elf.rw_offset,
-        )
-        .map_err(failed("mapping the data page"))?;
+        let exec = libc::PROT_READ | libc::PROT_EXEC;
+        map_fixed(&file, start as usize, pages.len(), exec, elf.text_offset)
+            .map_err(failed("mapping the code"))?;
+        let data = libc::PROT_READ | libc::PROT_WRITE;
+        map_fixed(&file, rw.addr, self.page as usize, data, elf.rw_offset)
+            .map_err(failed("mapping the data page"))?;
+        let rw_addr = rw.addr;
         std::mem::forget(rw); // now the file's page
-        Ok(())
+        Ok(rw_addr)
     }
 
     fn create_file(&mut self, addr: usize) -> io::Result<File> {
