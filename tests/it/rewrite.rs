@@ -11,6 +11,7 @@ use annotate::symbols::{BiasMode, SymbolTable};
 
 use crate::expand;
 use crate::identity::{self, Functions};
+use crate::oracle;
 use crate::util;
 
 /// A symbol table from jitdump and perf map files.
@@ -44,7 +45,7 @@ fn rewrite_mode(input: &[u8], table: &SymbolTable, chunk: usize, mode: Mode) -> 
 }
 
 /// Rewrites as the command does: fast mode, exact where the input needs it.
-fn rewrite_bytes(input: &[u8], table: &SymbolTable, chunk: usize) -> (Vec<u8>, Stats) {
+pub(crate) fn rewrite_bytes(input: &[u8], table: &SymbolTable, chunk: usize) -> (Vec<u8>, Stats) {
     let mut out = Vec::new();
     let fast = rewrite(
         BufReader::with_capacity(chunk, input),
@@ -488,5 +489,21 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
                 exact[i]
             );
         }
+    }
+}
+
+#[test]
+fn the_oracle_holds_on_every_fixture() {
+    let dir = util::scratch("oracle-fixtures");
+    for (profile, sources) in all_fixtures(&dir) {
+        let input = std::fs::read(&profile).unwrap();
+        let (output, _) = rewrite_bytes(&input, &table(&sources), 1 << 16);
+        let symbols = oracle::Symbols::read(&sources);
+        oracle::check(
+            &profile.display().to_string(),
+            &String::from_utf8(input).unwrap(),
+            &String::from_utf8(output).unwrap(),
+            &symbols,
+        );
     }
 }

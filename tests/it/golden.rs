@@ -1,0 +1,81 @@
+//! Small golden cases of the rewriter: `tests/data/<case>/` holds `input`
+//! (a callgrind profile), its symbol files (`*.dump`, `*.map`) and
+//! `expected` (the rewrite, with the data folder written `$DATA`). The
+//! oracle is held to each case by a test of its own. `BLESS=1 cargo test golden` writes the
+//! `expected` files anew: read the diff before committing it.
+
+use std::path::{Path, PathBuf};
+
+use crate::{oracle, rewrite, util};
+
+fn cases() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(util::root().join("tests/data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dump" || e == "map"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The rewrite of a case, and its input, as text.
+fn rewrite_case(dir: &Path) -> (String, String) {
+    let input = std::fs::read(dir.join("input")).unwrap();
+    let (output, _) = rewrite::rewrite_bytes(&input, &rewrite::table(&sources(dir)), 1 << 16);
+    (
+        String::from_utf8(input).unwrap(),
+        String::from_utf8(output).unwrap(),
+    )
+}
+
+#[test]
+fn the_oracle_holds_on_the_golden_cases() {
+    for dir in cases() {
+        let (input, output) = rewrite_case(&dir);
+        let symbols = oracle::Symbols::read(&sources(&dir));
+        oracle::check(&dir.display().to_string(), &input, &output, &symbols);
+    }
+}
+
+#[test]
+fn golden_cases_rewrite_as_expected() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let data = util::root().join("tests/data");
+    let cases = cases();
+    assert!(cases.len() >= 4, "golden cases missing");
+    for dir in cases {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let (_, output) = rewrite_case(&dir);
+        let portable = output.replace(&data.display().to_string(), "$DATA");
+        let expected = dir.join("expected");
+        if bless {
+            std::fs::write(&expected, &portable).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&expected)
+            .unwrap_or_else(|e| panic!("{name}: {e} (BLESS=1 writes it)"));
+        if let Some((i, (w, g))) = want
+            .lines()
+            .zip(portable.lines())
+            .enumerate()
+            .find(|(_, (w, g))| w != g)
+        {
+            panic!("{name}: line {}:\nexpected: {w}\noutput:   {g}", i + 1);
+        }
+        assert_eq!(
+            want.lines().count(),
+            portable.lines().count(),
+            "{name}: line count"
+        );
+    }
+}

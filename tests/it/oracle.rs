@@ -1,0 +1,404 @@
+//! An oracle for the rewrite, independent of the rewriter's code: the
+//! input and the output are expanded into absolute records by the test
+//! reader (expand.rs); every input record is mapped through the symbol
+//! files by a separate, simple lookup; the output's records must then be
+//! exactly the mapped input's, per event, self and call costs alike, call
+//! targets and counts included.
+//!
+//! The jitdumps are read with linux-perf-data, not with annotate's reader.
+//! Perf map names are split into name, file and line by annotate's
+//! `names::split` (name conventions, not rewriting).
+//!
+//! The rules, each stated once:
+//! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
+//!    under object `???` whose address lies in a JIT range is that range's
+//!    function: its name (with callgrind's suffix, `'2`, kept), its object
+//!    (the symbol file), and, per record, the file of its line.
+//! 2. Lines come from where the instruction is, the function from whom
+//!    callgrind charged it: the range holding the instruction (its own or
+//!    another JIT function's) gives file and line by its line table entry
+//!    with the greatest address at or below it; before the first entry or
+//!    without a line table, that range's declared file and line (the
+//!    name's, else the first entry's). An instruction in no range keeps its
+//!    line, under its function's declared file. Without an instruction
+//!    column, every line of a JIT function is its declared line.
+//! 3. Caller components of a name (`--separate-callers`) that are JIT
+//!    addresses are renamed the same way, in any object.
+//! 4. Folding: a call (not a jump) from inside a JIT range to an address
+//!    of the same range other than its start is not a call (the callee's lines are the
+//!    caller's own code): the call record is dropped, its target's cost
+//!    lines stay where they are.
+//! 5. When ranges overlap, a jitdump's range beats a perf map's (it has
+//!    lines), and of one kind the range loaded last wins (an address
+//!    reused).
+//! 6. V8's jitdumps (function names tagged `JS:`): line addresses are
+//!    0x40 past the code (V8 counts an ELF header in), and a line table
+//!    whose file names are not text (a known V8 bug) is dropped.
+//! 7. Everything else is copied as it is.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use linux_perf_data::jitdump::{JitDumpReader, JitDumpRecord};
+
+use crate::expand::{self, Record};
+
+/// One JIT function.
+#[derive(Debug, Clone)]
+struct Range {
+    start: u64,
+    end: u64,
+    name: String,
+    object: String,
+    /// Rule 5: 1 for a jitdump's range, 0 for a perf map's.
+    rank: u8,
+    decl: (String, u64),
+    /// (address, line, file), sorted by address.
+    lines: Vec<(u64, u64, String)>,
+}
+
+impl Range {
+    /// Rule 2.
+    fn line_at(&self, addr: u64) -> (String, u64) {
+        let i = self.lines.partition_point(|(a, _, _)| *a <= addr);
+        match i.checked_sub(1).map(|i| &self.lines[i]) {
+            Some((_, line, file)) if *line != 0 => (file.clone(), *line),
+            _ => self.decl.clone(),
+        }
+    }
+}
+
+/// The JIT ranges of some symbol files, in load order.
+pub struct Symbols {
+    ranges: Vec<Range>,
+}
+
+impl Symbols {
+    /// Reads jitdumps and perf maps (told apart by the jitdump magic).
+    pub fn read(paths: &[PathBuf]) -> Symbols {
+        let mut ranges = Vec::new();
+        for path in paths {
+            let object = std::path::absolute(path).unwrap().display().to_string();
+            let data = std::fs::read(path).unwrap();
+            if data.starts_with(b"DTiJ") || data.starts_with(b"JiTD") {
+                read_jitdump(path, &object, &mut ranges);
+            } else {
+                read_perf_map(&data, &object, &mut ranges);
+            }
+        }
+        Symbols { ranges }
+    }
+
+    /// Rule 5: the range that wins at `addr`.
+    fn at(&self, addr: u64) -> Option<&Range> {
+        self.ranges
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.start <= addr && addr < r.end)
+            .max_by_key(|(i, r)| (r.rank, *i))
+            .map(|(_, r)| r)
+    }
+}
+
+fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
+    let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut debug: BTreeMap<u64, Vec<(u64, u64, String)>> = BTreeMap::new();
+    let mut loads = Vec::new();
+    while let Ok(Some(raw)) = reader.next_record() {
+        match raw.parse() {
+            Ok(JitDumpRecord::CodeDebugInfo(d)) => {
+                let entries: Vec<_> = d
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let file = String::from_utf8_lossy(&e.file_path.as_slice()).into_owned();
+                        (e.code_addr, u64::from(e.line), file)
+                    })
+                    .collect();
+                let text = |f: &str| !f.chars().any(|c| c.is_control() || c == '\u{fffd}');
+                if entries.iter().all(|e| text(&e.2)) {
+                    debug.insert(d.code_addr, entries);
+                }
+            }
+            Ok(JitDumpRecord::CodeLoad(r)) => {
+                let raw = String::from_utf8_lossy(&r.function_name.as_slice()).into_owned();
+                let lines = debug.remove(&r.code_addr).unwrap_or_default();
+                loads.push((r.code_addr, r.code_bytes.len() as u64, raw, lines));
+            }
+            _ => {}
+        }
+    }
+    let v8 = loads.iter().any(|(_, _, name, _)| name.starts_with("JS:"));
+    for (start, size, raw, mut lines) in loads {
+        if v8 {
+            for l in &mut lines {
+                l.0 -= 0x40;
+            }
+        }
+        lines.sort_by_key(|l| l.0);
+        ranges.push(range(start, size, &raw, object, 1, lines));
+    }
+}
+
+fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) {
+    for line in String::from_utf8_lossy(data).lines() {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+        if let (Some(start), Some(size)) = (hex(start), hex(size)) {
+            ranges.push(range(start, size, name, object, 0, Vec::new()));
+        }
+    }
+}
+
+fn range(
+    start: u64,
+    size: u64,
+    raw: &str,
+    object: &str,
+    rank: u8,
+    lines: Vec<(u64, u64, String)>,
+) -> Range {
+    let split = annotate::names::split(raw);
+    let first = lines.iter().find(|l| l.1 != 0);
+    let file = first
+        .map(|l| l.2.clone())
+        .or(split.file)
+        .unwrap_or_else(|| "<jit>".into());
+    let line = match split.line {
+        0 => first.map_or(0, |l| l.1),
+        n => u64::from(n),
+    };
+    Range {
+        start,
+        end: start + size,
+        name: split.name,
+        object: object.to_string(),
+        rank,
+        decl: (file, line),
+        lines,
+    }
+}
+
+/// `0x` + 8 to 16 lowercase hex digits.
+fn address(s: &str) -> Option<u64> {
+    let hex = s.strip_prefix("0x")?;
+    let ok = (8..=16).contains(&hex.len())
+        && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ok.then(|| u64::from_str_radix(hex, 16).ok())?
+}
+
+/// What a function of the input is in the output.
+struct Mapped<'a> {
+    name: String,
+    /// The JIT range of its base, if it is JIT code (rule 1).
+    range: Option<&'a Range>,
+}
+
+impl Symbols {
+    /// Rules 1 and 3 for a function name under `object`.
+    fn function(&self, object: &str, name: &str) -> Mapped<'_> {
+        let mut parts = name.split('\'');
+        let base = parts.next().unwrap_or_default();
+        let range = (object == "???")
+            .then(|| address(base).and_then(|a| self.at(a)))
+            .flatten();
+        let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
+        for part in parts {
+            out.push('\'');
+            match address(part).and_then(|a| self.at(a)) {
+                Some(r) => out.push_str(&r.name),
+                None => out.push_str(part),
+            }
+        }
+        Mapped { name: out, range }
+    }
+}
+
+/// A record's place: object, file of the line, function, position.
+type Place = (String, String, String, Vec<u64>);
+
+/// What the output must hold, summed: costs per event, and for calls the
+/// count as the first number.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub struct Sums(BTreeMap<(Place, Option<(String, [String; 3], Vec<u64>)>), Vec<u64>>);
+
+impl Sums {
+    fn add(&mut self, key: (Place, Option<(String, [String; 3], Vec<u64>)>), values: Vec<u64>) {
+        let sum = self.0.entry(key).or_default();
+        if sum.len() < values.len() {
+            sum.resize(values.len(), 0);
+        }
+        for (s, v) in sum.iter_mut().zip(values) {
+            *s += v;
+        }
+    }
+}
+
+fn numbers(text: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = text
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    while v.last() == Some(&0) {
+        v.pop();
+    }
+    v
+}
+
+/// Maps a position in JIT function `own` (rule 2): [instr, line], [line]
+/// or [instr].
+fn map_pos(symbols: &Symbols, own: &Range, pos: &[u64], columns: &[&str]) -> (String, Vec<u64>) {
+    let instr = columns.iter().position(|c| *c == "instr").map(|i| pos[i]);
+    let line_col = columns.iter().position(|c| *c == "line");
+    let (file, line) = match instr {
+        None => own.decl.clone(),
+        Some(addr) => match symbols.at(addr) {
+            Some(holder) => holder.line_at(addr),
+            None => (own.decl.0.clone(), line_col.map_or(0, |i| pos[i])),
+        },
+    };
+    let mut pos = pos.to_vec();
+    if let Some(i) = line_col {
+        pos[i] = line;
+    }
+    (file, pos)
+}
+
+/// The output a correct rewrite of `input` gives, summed (rules 1-6).
+pub fn expected(input: &str, symbols: &Symbols) -> Sums {
+    let columns = columns_of(input);
+    let mut sums = Sums::default();
+    for record in expand::expand(input) {
+        match record {
+            Record::Cost { at, pos, costs } => {
+                let (place, _) = place(symbols, &at, &pos, &columns);
+                sums.add((place, None), numbers(&costs));
+            }
+            Record::Transfer {
+                at,
+                kind,
+                target,
+                count,
+                target_pos,
+                pos,
+                costs,
+            } => {
+                let (place, from) = place(symbols, &at, &pos, &columns);
+                let callee = symbols.function(&target[0], &target[2]);
+                if let (Some(from), Some(to), "calls") = (from, callee.range, kind.as_str()) {
+                    if std::ptr::eq(from, to) && jit_target(&target_pos, &columns) != Some(to.start)
+                    {
+                        continue; // rule 4
+                    }
+                }
+                let (target, target_pos) = match callee.range {
+                    Some(r) => {
+                        let (file, tpos) = map_pos(symbols, r, &target_pos, &columns);
+                        ([r.object.clone(), file, callee.name], tpos)
+                    }
+                    None => (
+                        [target[0].clone(), target[1].clone(), callee.name],
+                        target_pos,
+                    ),
+                };
+                let mut values = counts(&count);
+                values.extend(numbers(&costs));
+                sums.add((place, Some((kind, target, target_pos))), values);
+            }
+        }
+    }
+    sums
+}
+
+/// A call's count, or a conditional jump's `taken/executed`.
+fn counts(count: &str) -> Vec<u64> {
+    count.split('/').map(|c| c.parse().unwrap()).collect()
+}
+
+/// The instruction address of a call target, if the profile has one.
+fn jit_target(target_pos: &[u64], columns: &[&str]) -> Option<u64> {
+    columns
+        .iter()
+        .position(|c| *c == "instr")
+        .map(|i| target_pos[i])
+}
+
+fn place<'a>(
+    symbols: &'a Symbols,
+    at: &[String; 4],
+    pos: &[u64],
+    columns: &[&str],
+) -> (Place, Option<&'a Range>) {
+    let f = symbols.function(&at[0], &at[3]);
+    match f.range {
+        Some(r) => {
+            let (file, pos) = map_pos(symbols, r, pos, columns);
+            ((r.object.clone(), file, f.name, pos), Some(r))
+        }
+        None => ((at[0].clone(), at[2].clone(), f.name, pos.to_vec()), None),
+    }
+}
+
+/// What the output holds, summed the same way (no mapping).
+pub fn actual(output: &str) -> Sums {
+    let mut sums = Sums::default();
+    for record in expand::expand(output) {
+        match record {
+            Record::Cost { at, pos, costs } => {
+                sums.add(
+                    ((at[0].clone(), at[2].clone(), at[3].clone(), pos), None),
+                    numbers(&costs),
+                );
+            }
+            Record::Transfer {
+                at,
+                kind,
+                target,
+                count,
+                target_pos,
+                pos,
+                costs,
+            } => {
+                let mut values = counts(&count);
+                values.extend(numbers(&costs));
+                let place = (at[0].clone(), at[2].clone(), at[3].clone(), pos);
+                sums.add((place, Some((kind, target, target_pos))), values);
+            }
+        }
+    }
+    sums
+}
+
+/// The `positions:` columns (the last header wins; default `line`).
+fn columns_of(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("positions:"))
+        .last()
+        .map_or(vec!["line"], |v| v.split_whitespace().collect())
+}
+
+/// Panics with the first differences if `output` is not the rewrite of
+/// `input` the rules give.
+pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
+    let (want, got) = (expected(input, symbols), actual(output));
+    if want == got {
+        return;
+    }
+    let mut report = String::new();
+    let missing = want.0.iter().filter(|(k, v)| got.0.get(*k) != Some(v));
+    for (k, v) in missing.take(8) {
+        report.push_str(&format!(
+            "expected {k:?} = {v:?}, output has {:?}\n",
+            got.0.get(k)
+        ));
+    }
+    let extra = got.0.iter().filter(|(k, _)| !want.0.contains_key(*k));
+    for (k, v) in extra.take(8) {
+        report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
+    }
+    panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
