@@ -221,13 +221,19 @@ impl Symbols {
 /// A record's place: object, file of the line, function, position.
 type Place = (String, String, String, Vec<u64>);
 
+/// A call's or jump's kind, target (object, file, function) and position.
+type Transfer = (String, [String; 3], Vec<u64>);
+
+/// What a summed record is keyed by.
+type Key = (Place, Option<Transfer>);
+
 /// What the output must hold, summed: costs per event, and for calls the
 /// count as the first number.
 #[derive(Default, Debug, PartialEq, Eq)]
-pub struct Sums(BTreeMap<(Place, Option<(String, [String; 3], Vec<u64>)>), Vec<u64>>);
+pub struct Sums(BTreeMap<Key, Vec<u64>>);
 
 impl Sums {
-    fn add(&mut self, key: (Place, Option<(String, [String; 3], Vec<u64>)>), values: Vec<u64>) {
+    fn add(&mut self, key: Key, values: Vec<u64>) {
         let sum = self.0.entry(key).or_default();
         if sum.len() < values.len() {
             sum.resize(values.len(), 0);
@@ -377,7 +383,7 @@ pub fn actual(output: &str) -> Sums {
 fn columns_of(text: &str) -> Vec<&str> {
     text.lines()
         .filter_map(|l| l.strip_prefix("positions:"))
-        .last()
+        .next_back()
         .map_or(vec!["line"], |v| v.split_whitespace().collect())
 }
 
