@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing callgrind-jit needs on a fresh Debian
-# machine: libclang (crabgrind generates its bindings with bindgen), gcc and
-# valgrind. Safe to run again: it installs only what is missing.
+# machine: libclang (crabgrind generates its bindings with bindgen), gcc,
+# valgrind, and for the tests perf, rakudo and pkg-config. Safe to run
+# again: it installs only what is missing.
 set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 have_pkg libclang-dev || need+=(libclang-dev)
 command -v perf >/dev/null || need+=(linux-perf)          # the perf inject test
+command -v raku >/dev/null || need+=(rakudo)              # the MoarVM test
+command -v pkg-config >/dev/null || need+=(pkg-config)    # install-c.sh's test
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v callgrind_annotate >/dev/null || need+=(valgrind)

@@ -109,8 +109,10 @@ fn a_perf_map_planted_by_another_user_is_left_alone() {
         .status()
         .unwrap();
     if !chowned.success() || std::fs::metadata(&map).unwrap().uid() != 54321 {
-        assert!(std::env::var_os("CI").is_none(), "chown failed in CI");
-        eprintln!("SKIPPED a_perf_map_planted_by_another_user_is_left_alone: chown needs root");
+        util::skip(
+            "a_perf_map_planted_by_another_user_is_left_alone",
+            "chown needs root",
+        );
         return;
     }
     let session = session_in(&dir);

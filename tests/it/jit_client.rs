@@ -256,13 +256,17 @@ fn callgrind_jit_0_writes_nothing() {
 #[test]
 fn a_full_disk_is_reported_once_and_the_jit_goes_on() {
     let dir = util::scratch("full-disk");
-    let mount = util::run_ok_or_skip(
-        Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
-            .arg(&dir),
-    );
-    if mount.is_none() {
-        eprintln!("SKIPPED: cannot mount a tiny tmpfs here (not root?)");
+    let mount = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    if !mount.status.success() {
+        let why = String::from_utf8_lossy(&mount.stderr);
+        util::skip(
+            "a_full_disk_is_reported_once",
+            &format!("cannot mount a tmpfs: {why}"),
+        );
         return;
     }
     let session = session_in(&dir);
@@ -295,15 +299,31 @@ fn an_unusable_directory_costs_one_warning_and_no_crash() {
     );
     assert!(!session.is_enabled());
     assert!(session.code_loaded(&[0x90; 16], b"f", &[]).is_ok());
-    // A device where the map should go is left alone, not replaced.
+    // A device where the map should go is left alone, not replaced: a
+    // node made here (never a real /dev entry), /dev/null's numbers.
+    let devices = dir.join("devices");
+    std::fs::create_dir(&devices).unwrap();
+    let node = devices.join(format!("perf-{}.map", std::process::id()));
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["c", "1", "3"])
+        .status()
+        .unwrap();
+    if !made.success() {
+        util::skip("an_unusable_directory_device_case", "mknod needs root");
+        return;
+    }
     let session = Session::open(
         Options::default()
             .activation(Activation::On)
             .jitdump_dir(&dir)
-            .perf_map_dir("/dev"),
+            .perf_map_dir(&devices),
     );
-    let _ = session.code_loaded(&[0x90; 16], b"f", &[]);
-    assert!(std::path::Path::new("/dev/null").exists());
+    session.code_loaded(&[0x90; 16], b"f", &[]).unwrap();
+    session.close().unwrap();
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(&node).unwrap().file_type();
+    assert!(kind.is_char_device(), "the device node was replaced");
 }
 
 #[test]

@@ -19,11 +19,10 @@ fn perf_can_run(dir: &Path) -> bool {
         Ok(out) => String::from_utf8_lossy(&out.stderr).into_owned(),
         Err(e) => format!("cannot run perf: {e}"),
     };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "perf cannot run in CI: {reason}"
+    util::skip(
+        "perf_inject_names_jit_client_functions",
+        &format!("perf cannot run: {reason}"),
     );
-    eprintln!("SKIPPED perf_inject_names_jit_client_functions: perf cannot run here: {reason}");
     false
 }
 
