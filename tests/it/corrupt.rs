@@ -19,16 +19,35 @@ fn table_of(data: &[u8]) -> Result<SymbolTable, jitdump::ReadError> {
     Ok(table)
 }
 
+/// The end offsets of the CODE_LOAD records (id 0) of a little-endian
+/// jitdump, by walking the record sizes from the header's own size.
+fn code_load_ends(data: &[u8]) -> Vec<usize> {
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let mut at = u32_at(8);
+    let mut ends = Vec::new();
+    while at + 8 <= data.len() {
+        let (id, size) = (u32_at(at), u32_at(at + 4));
+        if id == 0 {
+            ends.push(at + size);
+        }
+        at += size;
+    }
+    ends
+}
+
 #[test]
 fn every_prefix_of_a_jitdump_reads_or_fails_cleanly() {
     let data = dump_fixture();
-    let full_loads = 2;
+    let ends = code_load_ends(&data);
+    assert_eq!(ends.len(), 2, "the fixture holds two loads");
     for len in 0..=data.len() {
+        let whole_loads = ends.iter().filter(|&&end| end <= len).count();
         match table_of(&data[..len]) {
-            Ok(table) => assert!(table.symbols().len() <= full_loads, "prefix {len}"),
+            Ok(table) => assert_eq!(table.symbols().len(), whole_loads, "prefix {len}"),
             Err(e) => assert!(len < 40, "prefix {len} failed: {e}"),
         }
     }
+    assert_eq!(table_of(&data).unwrap().symbols().len(), 2);
 }
 
 /// A little-endian record: id, total size, timestamp, body.

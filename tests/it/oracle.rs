@@ -100,6 +100,27 @@ impl Symbols {
     }
 }
 
+/// File names that are text (rule 6: V8 writes some that are not).
+fn is_text(file: &str) -> bool {
+    !file.chars().any(|c| c.is_control() || c == '\u{fffd}')
+}
+
+/// The line tables of a jitdump that rule 6 drops (read independently).
+pub fn dropped_tables(path: &Path) -> usize {
+    let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut dropped = 0;
+    while let Ok(Some(raw)) = reader.next_record() {
+        if let Ok(JitDumpRecord::CodeDebugInfo(d)) = raw.parse() {
+            let files = d
+                .entries
+                .iter()
+                .map(|e| String::from_utf8_lossy(&e.file_path.as_slice()).into_owned());
+            dropped += usize::from(!files.into_iter().all(|f| is_text(&f)));
+        }
+    }
+    dropped
+}
+
 fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
     let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut debug: BTreeMap<u64, Vec<(u64, u64, String)>> = BTreeMap::new();
@@ -115,8 +136,7 @@ fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
                         (e.code_addr, u64::from(e.line), file)
                     })
                     .collect();
-                let text = |f: &str| !f.chars().any(|c| c.is_control() || c == '\u{fffd}');
-                if entries.iter().all(|e| text(&e.2)) {
+                if entries.iter().all(|e| is_text(&e.2)) {
                     debug.insert(d.code_addr, entries);
                 }
             }
@@ -407,4 +427,35 @@ pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
         report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
     }
     panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
+
+/// Holds the oracle to every profile `record` annotated in `dir`: each
+/// `callgrind.out.PID…` against its `callgrind.jit.out.PID…`, with the
+/// symbol files of its pid (the jitdump in `dir`, the perf map in /tmp).
+pub fn check_recording(dir: &Path) {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("callgrind.out.") else {
+            continue;
+        };
+        let output = dir.join(format!("callgrind.jit.out.{rest}"));
+        let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let sources: Vec<PathBuf> = [
+            dir.join(format!("jit-{pid}.dump")),
+            PathBuf::from(format!("/tmp/perf-{pid}.map")),
+        ]
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
+        if sources.is_empty() || !output.exists() {
+            continue; // a process with nothing to name (a shell, say)
+        }
+        let input = std::fs::read_to_string(&path).unwrap();
+        let output = std::fs::read_to_string(&output).unwrap();
+        check(&name, &input, &output, &Symbols::read(&sources));
+        checked += 1;
+    }
+    assert!(checked > 0, "no annotated recording in {}", dir.display());
 }

@@ -5,21 +5,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
-use crate::util;
-
-/// The first cost on the report line that contains `needle`.
-fn cost_of(report: &str, needle: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{report}"));
-    line.split_whitespace()
-        .next()
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap_or(0)
-}
+use crate::util::{self, cost_of};
 
 /// `record` that must succeed; returns what it printed on stderr (its
 /// summary and hottest list: stdout is the program's alone).
@@ -57,6 +43,7 @@ fn toyjit_functions_get_names_files_lines_and_inclusive_costs() {
         &profile,
         &["--inclusive=yes", "--threshold=100", "--auto=no"],
     );
+    crate::oracle::check_recording(&dir);
     let main = cost_of(&report, "toyjit/demo.toy:main [");
     let callees: u64 = ["fib", "sum_to", "collatz_steps"]
         .iter()
@@ -81,6 +68,7 @@ fn the_c_example_is_named_and_the_exit_code_is_the_programs() {
     let dir = util::scratch("record-c");
     let demo = util::c_demo(&dir);
     record_ok(&dir, &[demo.as_os_str(), OsStr::new("50")], &[]);
+    crate::oracle::check_recording(&dir);
     let report =
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "sum.calc:sum_to [") > 0, "{report}");
@@ -141,6 +129,7 @@ fn moarvm_subs_are_named_with_their_raku_file() {
         stderr.contains("  fib  (") && stderr.contains("fib.raku:2)"),
         "{stderr}"
     );
+    crate::oracle::check_recording(&dir);
     let report =
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "fib.raku:fib [") > 0, "{report}");

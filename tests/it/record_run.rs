@@ -207,6 +207,7 @@ fn with_trace_children_each_process_is_named_from_its_own_files() {
         })
         .collect();
     assert_eq!(annotated.len(), 2, "{}", stderr(&out));
+    crate::oracle::check_recording(&dir);
     for profile in annotated {
         let pid = profile.extension().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&profile).unwrap();

@@ -327,3 +327,33 @@ pub fn dump_names(path: &Path) -> (Vec<String>, Vec<annotate::jitdump::Problem>)
         .collect();
     (names, dump.problems)
 }
+
+/// The first cost on the callgrind_annotate report line that contains
+/// `needle`.
+pub fn cost_of(report: &str, needle: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{report}"));
+    line.split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or(0)
+}
+
+/// The sum of the first costs of every report line that `select` takes.
+pub fn costs_where(report: &str, select: impl Fn(&str) -> bool) -> u64 {
+    report
+        .lines()
+        .filter(|l| select(l))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .replace(',', "")
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
