@@ -6,10 +6,20 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{oracle, rewrite, util};
+use crate::{oracle, rewriting};
+
+/// The workspace root, from the integration suite or from the
+/// `callgrind-jit` package (annotate/tests/fast.rs includes this file).
+fn root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match manifest.ends_with("annotate") {
+        true => manifest.parent().unwrap().to_path_buf(),
+        false => manifest.to_path_buf(),
+    }
+}
 
 fn cases() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(util::root().join("tests/data"))
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("tests/data"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())
@@ -31,7 +41,7 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
 /// The rewrite of a case, and its input, as text.
 fn rewrite_case(dir: &Path) -> (String, String) {
     let input = std::fs::read(dir.join("input")).unwrap();
-    let (output, _) = rewrite::rewrite_bytes(&input, &rewrite::table(&sources(dir)), 1 << 16);
+    let (output, _) = rewriting::rewrite_bytes(&input, &rewriting::table(&sources(dir)), 1 << 16);
     (
         String::from_utf8(input).unwrap(),
         String::from_utf8(output).unwrap(),
@@ -50,7 +60,7 @@ fn the_oracle_holds_on_the_golden_cases() {
 #[test]
 fn golden_cases_rewrite_as_expected() {
     let bless = std::env::var_os("BLESS").is_some();
-    let data = util::root().join("tests/data");
+    let data = root().join("tests/data");
     let cases = cases();
     assert!(cases.len() >= 4, "golden cases missing");
     for dir in cases {
@@ -77,5 +87,43 @@ fn golden_cases_rewrite_as_expected() {
             portable.lines().count(),
             "{name}: line count"
         );
+    }
+}
+
+#[test]
+fn the_oracle_holds_on_the_small_real_fixtures() {
+    let fixtures = root().join("tests/fixtures");
+    let cases = [
+        ("c-demo/callgrind.out.9747", "c-demo/jit-9747.dump"),
+        (
+            "c-demo-parts/combined.out.9775",
+            "c-demo-parts/jit-9775.dump",
+        ),
+        (
+            "c-demo-variants/nocompress.callgrind.out.18156",
+            "c-demo-variants/jit-18156.dump",
+        ),
+        (
+            "c-demo-variants/lineonly.callgrind.out.18164",
+            "c-demo-variants/jit-18164.dump",
+        ),
+        (
+            "c-demo-variants/callers.callgrind.out.18172",
+            "c-demo-variants/jit-18172.dump",
+        ),
+        (
+            "c-demo-variants/instronly.callgrind.out.18180",
+            "c-demo-variants/jit-18180.dump",
+        ),
+    ];
+    for (profile, dump) in cases {
+        let input = std::fs::read(fixtures.join(profile)).unwrap();
+        let sources = [fixtures.join(dump)];
+        let (output, _) = rewriting::rewrite_bytes(&input, &rewriting::table(&sources), 1 << 16);
+        let (input, output) = (
+            String::from_utf8(input).unwrap(),
+            String::from_utf8(output).unwrap(),
+        );
+        oracle::check(profile, &input, &output, &oracle::Symbols::read(&sources));
     }
 }

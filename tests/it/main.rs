@@ -18,6 +18,7 @@ mod record;
 mod record_run;
 mod reliability;
 mod rewrite;
+mod rewriting;
 mod safe_files;
 mod symbols;
 mod util;

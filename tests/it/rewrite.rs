@@ -3,61 +3,16 @@
 //! known, and callgrind_annotate (the real one) reading the result.
 
 use std::collections::BTreeSet;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use annotate::callgrind::{fnname, rewrite, Mode, RewriteError, Stats};
-use annotate::symbols::{BiasMode, SymbolTable};
+use annotate::callgrind::{fnname, Mode, Stats};
+use annotate::symbols::SymbolTable;
 
 use crate::expand;
 use crate::identity::{self, Functions};
 use crate::oracle;
+use crate::rewriting::{rewrite_bytes, rewrite_mode, table};
 use crate::util;
-
-/// A symbol table from jitdump and perf map files.
-pub fn table(sources: &[PathBuf]) -> SymbolTable {
-    let mut table = SymbolTable::new();
-    for path in sources {
-        let data = std::fs::read(path).unwrap();
-        if annotate::jitdump::is_jitdump(&data) {
-            table
-                .add_jitdump(path.clone(), &data, BiasMode::Detect)
-                .unwrap();
-        } else {
-            table.add_perf_map(path.clone(), &data);
-        }
-    }
-    table.finish();
-    table
-}
-
-/// Rewrites in `mode`, reading through a `chunk`-byte buffer.
-fn rewrite_mode(input: &[u8], table: &SymbolTable, chunk: usize, mode: Mode) -> (Vec<u8>, Stats) {
-    let mut out = Vec::new();
-    let stats = rewrite(
-        BufReader::with_capacity(chunk, input),
-        &mut out,
-        table,
-        mode,
-    )
-    .unwrap();
-    (out, stats)
-}
-
-/// Rewrites as the command does: fast mode, exact where the input needs it.
-pub(crate) fn rewrite_bytes(input: &[u8], table: &SymbolTable, chunk: usize) -> (Vec<u8>, Stats) {
-    let mut out = Vec::new();
-    let fast = rewrite(
-        BufReader::with_capacity(chunk, input),
-        &mut out,
-        table,
-        Mode::Fast,
-    );
-    match fast {
-        Err(RewriteError::NeedsExactMode { .. }) => rewrite_mode(input, table, chunk, Mode::Exact),
-        other => (out, other.unwrap()),
-    }
-}
 
 fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.starts_with(prefix)).collect()
