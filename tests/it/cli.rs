@@ -2,24 +2,14 @@
 //! bad input refused without touching anything.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use crate::util;
+use crate::util::{self, annotate};
 
 fn copy_fixture(name: &str, dir: &Path) {
     for entry in std::fs::read_dir(util::fixture(name)).unwrap() {
         let path = entry.unwrap().path();
         std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
     }
-}
-
-fn annotate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(util::cli())
-        .arg("annotate")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {

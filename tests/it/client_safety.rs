@@ -6,18 +6,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
 
 use annotate::jitdump::{self, Record};
-use jit_client::{Activation, ErrorKind, LineEntry, Options, Session};
+use jit_client::{ErrorKind, LineEntry};
 
-use crate::util;
-
-fn session_in(dir: &std::path::Path) -> Session {
-    Session::open(
-        Options::default()
-            .activation(Activation::On)
-            .jitdump_dir(dir)
-            .perf_map_dir(dir),
-    )
-}
+use crate::util::{self, session_in};
 
 /// Names of the CODE_LOADs in this process's jitdump under `dir`.
 fn loads(dir: &std::path::Path) -> Vec<String> {

@@ -7,16 +7,7 @@ use std::process::Command;
 use annotate::jitdump::{self, Record};
 use jit_client::{Activation, LineEntry, Options, Session};
 
-use crate::util;
-
-fn session_in(dir: &std::path::Path) -> Session {
-    Session::open(
-        Options::default()
-            .activation(Activation::On)
-            .jitdump_dir(dir)
-            .perf_map_dir(dir),
-    )
-}
+use crate::util::{self, session_in};
 
 fn dump_path(dir: &std::path::Path) -> std::path::PathBuf {
     dir.join(format!("jit-{}.dump", std::process::id()))

@@ -7,7 +7,7 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use crate::util;
+use crate::util::{self, annotate};
 
 fn dir_with_fixture(name: &str) -> std::path::PathBuf {
     let dir = util::scratch(name);
@@ -15,15 +15,6 @@ fn dir_with_fixture(name: &str) -> std::path::PathBuf {
         std::fs::copy(util::fixture("c-demo").join(f), dir.join(f)).unwrap();
     }
     dir
-}
-
-fn annotate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(util::cli())
-        .arg("annotate")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 fn refused(out: &Output, says: &str) {

@@ -357,3 +357,23 @@ pub fn costs_where(report: &str, select: impl Fn(&str) -> bool) -> u64 {
         })
         .sum()
 }
+
+/// `callgrind-jit annotate ARGS` run in `dir`.
+pub fn annotate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(cli())
+        .arg("annotate")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A jit-client session that is on, writing both files into `dir`.
+pub fn session_in(dir: &Path) -> jit_client::Session {
+    jit_client::Session::open(
+        jit_client::Options::default()
+            .activation(jit_client::Activation::On)
+            .jitdump_dir(dir)
+            .perf_map_dir(dir),
+    )
+}
