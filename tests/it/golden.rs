@@ -38,23 +38,28 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The rewrite of a case, and its input, as text.
-fn rewrite_case(dir: &Path) -> (String, String) {
+/// A case's input and rewrite, as text, and the rewriter's stats.
+fn rewrite_case(dir: &Path) -> (String, String, annotate::callgrind::Stats) {
     let input = std::fs::read(dir.join("input")).unwrap();
-    let (output, _) = rewriting::rewrite_bytes(&input, &rewriting::table(&sources(dir)), 1 << 16);
-    (
-        String::from_utf8(input).unwrap(),
-        String::from_utf8(output).unwrap(),
-    )
+    let table = rewriting::table(&sources(dir));
+    let (output, stats) = rewriting::rewrite_bytes(&input, &table, 1 << 16);
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (text(input), text(output), stats)
 }
 
 #[test]
 fn the_oracle_holds_on_the_golden_cases() {
+    let mut folded = 0;
     for dir in cases() {
-        let (input, output) = rewrite_case(&dir);
+        let (input, output, stats) = rewrite_case(&dir);
         let symbols = oracle::Symbols::read(&sources(&dir));
-        oracle::check(&dir.display().to_string(), &input, &output, &symbols);
+        let name = dir.display().to_string();
+        oracle::check(&name, &input, &output, &symbols);
+        let want = oracle::folded_calls(&input, &symbols);
+        assert_eq!(stats.folded_calls, want, "{name}: folded calls");
+        folded += want;
     }
+    assert!(folded > 0, "no golden case folds a call");
 }
 
 #[test]
@@ -65,7 +70,7 @@ fn golden_cases_rewrite_as_expected() {
     assert!(cases.len() >= 4, "golden cases missing");
     for dir in cases {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let (_, output) = rewrite_case(&dir);
+        let (_, output, _) = rewrite_case(&dir);
         let portable = output.replace(&data.display().to_string(), "$DATA");
         let expected = dir.join("expected");
         if bless {
@@ -119,11 +124,15 @@ fn the_oracle_holds_on_the_small_real_fixtures() {
     for (profile, dump) in cases {
         let input = std::fs::read(fixtures.join(profile)).unwrap();
         let sources = [fixtures.join(dump)];
-        let (output, _) = rewriting::rewrite_bytes(&input, &rewriting::table(&sources), 1 << 16);
+        let (output, stats) =
+            rewriting::rewrite_bytes(&input, &rewriting::table(&sources), 1 << 16);
         let (input, output) = (
             String::from_utf8(input).unwrap(),
             String::from_utf8(output).unwrap(),
         );
-        oracle::check(profile, &input, &output, &oracle::Symbols::read(&sources));
+        let symbols = oracle::Symbols::read(&sources);
+        oracle::check(profile, &input, &output, &symbols);
+        let folded = oracle::folded_calls(&input, &symbols);
+        assert_eq!(stats.folded_calls, folded, "{profile}: folded calls");
     }
 }

@@ -294,8 +294,19 @@ fn map_pos(symbols: &Symbols, own: &Range, pos: &[u64], columns: &[&str]) -> (St
     (file, pos)
 }
 
-/// The output a correct rewrite of `input` gives, summed (rules 1-6).
+/// The output a correct rewrite of `input` gives, summed (rules 1-7).
 pub fn expected(input: &str, symbols: &Symbols) -> Sums {
+    expected_with_folds(input, symbols).0
+}
+
+/// How many call records rule 4 folds away in `input`.
+pub fn folded_calls(input: &str, symbols: &Symbols) -> u64 {
+    expected_with_folds(input, symbols).1
+}
+
+/// [`expected`], and the number of calls folded.
+fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64) {
+    let mut folded = 0;
     let columns = columns_of(input);
     let mut sums = Sums::default();
     for record in expand::expand(input) {
@@ -318,6 +329,7 @@ pub fn expected(input: &str, symbols: &Symbols) -> Sums {
                 if let (Some(from), Some(to), "calls") = (from, callee.range, kind.as_str()) {
                     if std::ptr::eq(from, to) && jit_target(&target_pos, &columns) != Some(to.start)
                     {
+                        folded += 1;
                         continue; // rule 4
                     }
                 }
@@ -337,7 +349,7 @@ pub fn expected(input: &str, symbols: &Symbols) -> Sums {
             }
         }
     }
-    sums
+    (sums, folded)
 }
 
 /// A call's count, or a conditional jump's `taken/executed`.
