@@ -47,6 +47,14 @@ fn rewrite_case(dir: &Path) -> (String, String, annotate::callgrind::Stats) {
     (text(input), text(output), stats)
 }
 
+/// The rewrite in exact mode (every line decoded): the second path.
+fn exact_rewrite(input: &str, sources: &[PathBuf]) -> String {
+    let table = rewriting::table(sources);
+    let mode = annotate::callgrind::Mode::Exact;
+    let (output, _) = rewriting::rewrite_mode(input.as_bytes(), &table, 1 << 16, mode);
+    String::from_utf8(output).unwrap()
+}
+
 #[test]
 fn the_oracle_holds_on_the_golden_cases() {
     let mut folded = 0;
@@ -55,6 +63,8 @@ fn the_oracle_holds_on_the_golden_cases() {
         let symbols = oracle::Symbols::read(&sources(&dir));
         let name = dir.display().to_string();
         oracle::check(&name, &input, &output, &symbols);
+        let exact = exact_rewrite(&input, &sources(&dir));
+        oracle::check(&format!("{name} (exact mode)"), &input, &exact, &symbols);
         let want = oracle::folded_calls(&input, &symbols);
         assert_eq!(stats.folded_calls, want, "{name}: folded calls");
         folded += want;
@@ -132,6 +142,8 @@ fn the_oracle_holds_on_the_small_real_fixtures() {
         );
         let symbols = oracle::Symbols::read(&sources);
         oracle::check(profile, &input, &output, &symbols);
+        let exact = exact_rewrite(&input, &sources);
+        oracle::check(&format!("{profile} (exact mode)"), &input, &exact, &symbols);
         let folded = oracle::folded_calls(&input, &symbols);
         assert_eq!(stats.folded_calls, folded, "{profile}: folded calls");
     }
