@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of the rewrite core: cargo-mutants puts small plausible
 # bugs into the meaning-level files of annotate/src/callgrind/ and runs the
-# fast part of the suite (annotate/tests/fast.rs: the golden cases and the
+# fast part of the suite (the unit tests, and annotate/tests/fast.rs: the golden cases and the
 # oracle) against each. A mutant that survives is a wrong answer no test
 # notices: add a test, or write down why it cannot matter.
 # Usage: scripts/mutants.sh [FILE...]   (default: calls, costs, naming, fnname, rewrite)
@@ -15,4 +15,4 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 args=()
 for f in "${files[@]}"; do args+=(-f "$f"); done
-cargo mutants -p callgrind-jit "${args[@]}" --test-package callgrind-jit -- --test fast
+cargo mutants -p callgrind-jit "${args[@]}" --test-package callgrind-jit -- --lib --test fast

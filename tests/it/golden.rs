@@ -67,6 +67,12 @@ fn the_oracle_holds_on_the_golden_cases() {
         oracle::check(&format!("{name} (exact mode)"), &input, &exact, &symbols);
         let want = oracle::folded_calls(&input, &symbols);
         assert_eq!(stats.folded_calls, want, "{name}: folded calls");
+        let (total, jit) = oracle::self_costs(&input, &symbols);
+        assert_eq!(
+            (stats.total, stats.jit_total()),
+            (total, jit),
+            "{name}: summary"
+        );
         folded += want;
     }
     assert!(folded > 0, "no golden case folds a call");
@@ -146,5 +152,11 @@ fn the_oracle_holds_on_the_small_real_fixtures() {
         oracle::check(&format!("{profile} (exact mode)"), &input, &exact, &symbols);
         let folded = oracle::folded_calls(&input, &symbols);
         assert_eq!(stats.folded_calls, folded, "{profile}: folded calls");
+        let (total, jit) = oracle::self_costs(&input, &symbols);
+        assert_eq!(
+            (stats.total, stats.jit_total()),
+            (total, jit),
+            "{profile}: summary"
+        );
     }
 }

@@ -352,6 +352,23 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64) {
     (sums, folded)
 }
 
+/// The input's self cost of the first event: in all, and in JIT ranges
+/// (rule 1). A profile's `totals:` and the summary's figures must agree.
+pub fn self_costs(input: &str, symbols: &Symbols) -> (u64, u64) {
+    let columns = columns_of(input);
+    let (mut total, mut jit) = (0, 0);
+    for record in expand::expand(input) {
+        if let Record::Cost { at, pos, costs } = record {
+            let first = numbers(&costs).first().copied().unwrap_or(0);
+            total += first;
+            if place(symbols, &at, &pos, &columns).1.is_some() {
+                jit += first;
+            }
+        }
+    }
+    (total, jit)
+}
+
 /// A call's count, or a conditional jump's `taken/executed`.
 fn counts(count: &str) -> Vec<u64> {
     count.split('/').map(|c| c.parse().unwrap()).collect()
