@@ -10,20 +10,24 @@ prefix=${1:-/usr/local}
 case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# A target folder of its own: `cargo rustc` below rebuilds the library with
+# other flags, which must not replace files a concurrent build is using.
+export CARGO_TARGET_DIR=$PWD/target/install-c
 cargo build --release --locked -p jit-client
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' jit-client/Cargo.toml | head -n 1)
 major=${version%%.*}
 # The system libraries the static library needs, as rustc reports them.
 private=$(cargo rustc --release --locked -q -p jit-client --lib --crate-type staticlib \
     -- --print native-static-libs 2>&1 | sed -n 's/.*native-static-libs: //p' | sed 's/ -lc$//')
+built=$CARGO_TARGET_DIR/release
 
 libdir="$prefix/lib"
 install -d "$prefix/include" "$libdir/pkgconfig"
 install -m 644 jit-client/include/callgrind_jit.h "$prefix/include/"
-install -m 755 target/release/libjit_client.so "$libdir/libcallgrind_jit.so.$version"
+install -m 755 "$built/libjit_client.so" "$libdir/libcallgrind_jit.so.$version"
 ln -sfn "libcallgrind_jit.so.$version" "$libdir/libcallgrind_jit.so.$major"
 ln -sfn "libcallgrind_jit.so.$major" "$libdir/libcallgrind_jit.so"
-install -m 644 target/release/libjit_client.a "$libdir/libcallgrind_jit.a"
+install -m 644 "$built/libjit_client.a" "$libdir/libcallgrind_jit.a"
 cat > "$libdir/pkgconfig/callgrind-jit.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include
