@@ -5,9 +5,10 @@
 
 use std::collections::HashMap;
 
-/// Where a record's reader state stood: object, function file, current
-/// file (after `fi=`/`fe=`), function.
-type Context = [String; 4];
+/// Where a record's reader state stood: object, function file (the last
+/// `fl=`, KCachegrind's), current file (after `fi=`/`fe=`), function, and
+/// the file current at its `fn=` (callgrind_annotate's function file).
+type Context = [String; 5];
 
 /// One expanded line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +77,10 @@ impl Reader {
                 self.at[2] = self.at[1].clone();
             }
             "fi" | "fe" => self.at[2] = self.name(b'f', value),
-            "fn" => self.at[3] = self.name(b'n', value),
+            "fn" => {
+                self.at[3] = self.name(b'n', value);
+                self.at[4] = self.at[2].clone();
+            }
             "cob" => self.pending[0] = Some(self.name(b'o', value)),
             "cfi" | "cfl" | "jfi" => self.pending[1] = Some(self.name(b'f', value)),
             "cfn" | "jfn" => self.pending[2] = Some(self.name(b'n', value)),

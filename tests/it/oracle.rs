@@ -13,7 +13,8 @@
 //! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
 //!    under object `???` whose address lies in a JIT range is that range's
 //!    function: its name (with callgrind's suffix, `'2`, kept), its object
-//!    (the symbol file), and, per record, the file of its line.
+//!    (the symbol file), its declared file as its function file, and, per
+//!    record, the file of its line.
 //! 2. Lines come from where the instruction is, the function from whom
 //!    callgrind charged it: the range holding the instruction (its own or
 //!    another JIT function's) gives file and line by its line table entry
@@ -238,8 +239,9 @@ impl Symbols {
     }
 }
 
-/// A record's place: object, file of the line, function, position.
-type Place = (String, String, String, Vec<u64>);
+/// A record's place: object, the function's file as callgrind_annotate
+/// keys it (current at `fn=`), file of the line, function, position.
+type Place = (String, String, String, String, Vec<u64>);
 
 /// A call's or jump's kind, target (object, file, function) and position.
 type Transfer = (String, [String; 3], Vec<u64>);
@@ -384,7 +386,7 @@ fn jit_target(target_pos: &[u64], columns: &[&str]) -> Option<u64> {
 
 fn place<'a>(
     symbols: &'a Symbols,
-    at: &[String; 4],
+    at: &[String; 5],
     pos: &[u64],
     columns: &[&str],
 ) -> (Place, Option<&'a Range>) {
@@ -392,9 +394,18 @@ fn place<'a>(
     match f.range {
         Some(r) => {
             let (file, pos) = map_pos(symbols, r, pos, columns);
-            ((r.object.clone(), file, f.name, pos), Some(r))
+            (
+                (r.object.clone(), r.decl.0.clone(), file, f.name, pos),
+                Some(r),
+            )
         }
-        None => ((at[0].clone(), at[2].clone(), f.name, pos.to_vec()), None),
+        None => {
+            let fn_file = at[4].clone();
+            (
+                (at[0].clone(), fn_file, at[2].clone(), f.name, pos.to_vec()),
+                None,
+            )
+        }
     }
 }
 
