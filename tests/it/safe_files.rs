@@ -37,53 +37,39 @@ fn reference(dir: &Path) -> Vec<u8> {
     std::fs::read(dir.join("ref.out")).unwrap()
 }
 
+/// `-o NAME` onto what is at `NAME` is refused, saying `says`, and what
+/// is there is still of the kind `still`.
+fn refused_and_left(dir: &Path, name: &str, says: &str, still: fn(&std::fs::FileType) -> bool) {
+    refused(&annotate(dir, &["callgrind.out.9747", "-o", name]), says);
+    let kind = std::fs::symlink_metadata(dir.join(name))
+        .unwrap()
+        .file_type();
+    assert!(still(&kind), "{name} was replaced");
+}
+
 #[test]
 fn links_devices_and_fifos_are_refused_and_left_alone() {
     let dir = dir_with_fixture("safe-targets");
     std::fs::write(dir.join("target.txt"), b"keep me").unwrap();
     std::os::unix::fs::symlink("target.txt", dir.join("link")).unwrap();
-    let out = annotate(&dir, &["callgrind.out.9747", "-o", "link"]);
-    refused(&out, "it is a symbolic link");
-    assert!(std::fs::symlink_metadata(dir.join("link"))
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    refused_and_left(&dir, "link", "it is a symbolic link", |k| k.is_symlink());
     assert_eq!(std::fs::read(dir.join("target.txt")).unwrap(), b"keep me");
 
-    let fifo = dir.join("fifo");
-    util::run_ok(Command::new("mkfifo").arg(&fifo));
-    refused(
-        &annotate(&dir, &["callgrind.out.9747", "-o", "fifo"]),
-        "it is a FIFO",
-    );
-    assert!(std::fs::symlink_metadata(&fifo)
-        .unwrap()
-        .file_type()
-        .is_fifo());
+    util::run_ok(Command::new("mkfifo").arg(dir.join("fifo")));
+    refused_and_left(&dir, "fifo", "it is a FIFO", |k| k.is_fifo());
 
     // A device node of our own (never a real /dev entry): /dev/null's numbers.
-    let null = dir.join("null");
     let made = Command::new("mknod")
-        .arg(&null)
+        .arg(dir.join("null"))
         .args(["c", "1", "3"])
         .output()
         .unwrap();
     if made.status.success() {
-        refused(
-            &annotate(&dir, &["callgrind.out.9747", "-o", "null"]),
-            "it is a device",
-        );
-        assert!(std::fs::symlink_metadata(&null)
-            .unwrap()
-            .file_type()
-            .is_char_device());
+        refused_and_left(&dir, "null", "it is a device", |k| k.is_char_device());
     } else {
         util::skip("links_devices_and_fifos_device_case", "mknod needs root");
     }
-    refused(
-        &annotate(&dir, &["callgrind.out.9747", "-o", "."]),
-        "it is a folder",
-    );
+    refused_and_left(&dir, ".", "it is a folder", |k| k.is_dir());
 }
 
 #[test]
