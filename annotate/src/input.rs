@@ -96,23 +96,7 @@ fn open_readable(path: &Path) -> std::io::Result<(File, u32)> {
 }
 
 fn spool(mut from: impl std::io::Read) -> std::io::Result<File> {
-    let dir = std::env::temp_dir();
-    let mut n = 0u32;
-    let (path, mut file) = loop {
-        let path = dir.join(format!(".callgrind-jit-input.{}.{n}", std::process::id()));
-        match File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => break (path, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
-            Err(e) => return Err(e),
-        }
-    };
-    // Unlinked at once: nothing is left behind, whatever happens next.
-    std::fs::remove_file(&path)?;
+    let mut file = crate::output::unlinked_temp_file("input")?;
     std::io::copy(&mut from, &mut file)?;
     Ok(file)
 }

@@ -134,7 +134,8 @@ fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
         eprint!("{list}");
     }
     if let Some((_, out, _)) = report.profiles.first() {
-        let out = annotate::record::relative(out);
+        let cwd = std::env::current_dir().ok();
+        let out = annotate::record::relative(out, cwd.as_deref());
         eprintln!("open in KCachegrind: kcachegrind {}", out.display());
     }
 }

@@ -109,15 +109,7 @@ pub fn write_atomically<T>(
 /// Fills an unlinked temporary file, then copies it to standard output:
 /// whole or not at all there too.
 pub fn write_to_stdout<T>(fill: impl FnOnce(&File) -> Result<T>) -> Result<T> {
-    let dir = std::env::temp_dir();
-    let tmp = dir.join(format!(".callgrind-jit-stdout.{}", std::process::id()));
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .with_context(|| format!("cannot create '{}'", tmp.display()))?;
-    std::fs::remove_file(&tmp)?;
+    let file = unlinked_temp_file("stdout").context("cannot create a temporary file")?;
     let value = fill(&file)?;
     let mut from = &file;
     std::io::Seek::seek(&mut from, std::io::SeekFrom::Start(0))?;
@@ -125,6 +117,33 @@ pub fn write_to_stdout<T>(fill: impl FnOnce(&File) -> Result<T>) -> Result<T> {
     std::io::copy(&mut from, &mut out).context("cannot write to standard output")?;
     out.flush()?;
     Ok(value)
+}
+
+/// A new file in $TMPDIR, readable and writable, already unlinked: nothing
+/// is left behind, whatever happens next. `purpose` goes into its name.
+pub fn unlinked_temp_file(purpose: &str) -> std::io::Result<File> {
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    for n in 0..100 {
+        let path = dir.join(format!(".callgrind-jit-{purpose}.{pid}.{n}"));
+        match File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => {
+                std::fs::remove_file(&path)?;
+                return Ok(file);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("no free temporary file name in '{}'", dir.display()),
+    ))
 }
 
 fn tempfile_for(path: &Path) -> PathBuf {

@@ -221,12 +221,10 @@ fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
     groups
 }
 
-/// `path` relative to the current folder when it lies below it, so the
-/// list reads the same on every machine.
-pub fn relative(path: &Path) -> &Path {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok())
+/// `path` relative to `cwd` (the current folder) when it lies below it,
+/// so the list reads the same on every machine.
+pub fn relative<'p>(path: &'p Path, cwd: Option<&Path>) -> &'p Path {
+    cwd.and_then(|cwd| path.strip_prefix(cwd).ok())
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(path)
 }
@@ -234,6 +232,7 @@ pub fn relative(path: &Path) -> &Path {
 /// The hottest JIT functions as `share  name  file:line` lines.
 pub fn top_list(report: &Report, top: usize) -> String {
     let table = &report.symbols;
+    let cwd = std::env::current_dir().ok();
     let mut total = 0;
     let mut by_function: BTreeMap<(String, String), u64> = BTreeMap::new();
     for (_, _, stats) in &report.profiles {
@@ -241,7 +240,9 @@ pub fn top_list(report: &Report, top: usize) -> String {
         for (&symbol, &cost) in &stats.jit_cost {
             let s = table.symbol(symbol);
             let file = s.file.map_or("<jit>", |f| table.file(f));
-            let file = relative(Path::new(file)).display().to_string();
+            let file = relative(Path::new(file), cwd.as_deref())
+                .display()
+                .to_string();
             let location = if s.line > 0 {
                 format!("{file}:{}", s.line)
             } else {
