@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use annotate::callgrind::{rewrite, Mode};
+use annotate::callgrind::passes;
 use annotate::symbols::{BiasMode, SymbolTable};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -34,10 +34,10 @@ fn jitdump(c: &mut Criterion) {
     });
     g.bench_function("symbol table from node dump", |b| {
         b.iter(|| {
-            let mut t = SymbolTable::new();
+            let mut t = SymbolTable::builder();
             t.add_jitdump("jit.dump".into(), &data, BiasMode::Detect)
                 .unwrap();
-            t.finish();
+            let t = t.build();
             t
         })
     });
@@ -46,11 +46,11 @@ fn jitdump(c: &mut Criterion) {
 
 fn lookup(c: &mut Criterion) {
     let data = node_dump();
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     table
         .add_jitdump("jit.dump".into(), &data, BiasMode::Detect)
         .unwrap();
-    table.finish();
+    let table = table.build();
     let addrs: Vec<u64> = table
         .symbols()
         .iter()
@@ -71,19 +71,20 @@ fn lookup(c: &mut Criterion) {
 
 fn rewrite_profile(c: &mut Criterion) {
     let profile = std::fs::read(fixture("moarvm-words/callgrind.out.2422")).unwrap();
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     table.add_perf_map(
         "perf.map".into(),
         &std::fs::read(fixture("moarvm-words/perf-2422.map")).unwrap(),
     );
-    table.finish();
+    let table = table.build();
     let mut g = c.benchmark_group("rewrite moarvm-words");
     g.throughput(Throughput::Bytes(profile.len() as u64));
-    for mode in [Mode::Fast, Mode::Exact] {
-        g.bench_function(format!("{mode:?}"), |b| {
-            b.iter(|| rewrite(&profile[..], std::io::sink(), &table, mode).unwrap())
-        });
-    }
+    g.bench_function("lazy", |b| {
+        b.iter(|| passes::lazy(&profile[..], std::io::sink(), &table).unwrap())
+    });
+    g.bench_function("exact", |b| {
+        b.iter(|| passes::exact(&profile[..], std::io::sink(), &table).unwrap())
+    });
     g.finish();
 }
 

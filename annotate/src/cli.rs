@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::symbols::BiasMode;
+
 /// Name JIT-compiled functions in callgrind profiles.
 #[derive(Debug, Parser)]
 #[command(name = "callgrind-jit", version, about, long_about = None)]
@@ -139,6 +141,17 @@ pub struct AnnotateArgs {
     pub quiet: bool,
 }
 
+impl AnnotateArgs {
+    /// The library's request for these arguments.
+    pub fn request(&self) -> crate::command::Request {
+        crate::command::Request {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            bias: self.bias.mode(),
+        }
+    }
+}
+
 /// A command line that cannot be run as given: exit status 2, as clap's own
 /// usage errors.
 #[derive(Debug)]
@@ -163,6 +176,18 @@ pub enum Bias {
     Elf64,
     /// Always remove 0x34 (32-bit writers).
     Elf32,
+}
+
+impl Bias {
+    /// What the symbol reader does for this value.
+    pub fn mode(self) -> BiasMode {
+        match self {
+            Bias::Detect => BiasMode::Detect,
+            Bias::None => BiasMode::None,
+            Bias::Elf64 => BiasMode::Fixed(0x40),
+            Bias::Elf32 => BiasMode::Fixed(0x34),
+        }
+    }
 }
 
 #[cfg(test)]

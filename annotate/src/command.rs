@@ -7,18 +7,42 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::callgrind::{self, Mode, RewriteError, Stats};
-use crate::cli::{AnnotateArgs, Bias};
+use crate::callgrind::{self, RewriteError, Stats};
 use crate::discover;
 use crate::input::{self, Input, Kind, OUTPUT_MARK};
 use crate::output::{self, Target};
 use crate::symbols::{BiasMode, SymbolTable};
 
+/// What to annotate.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Callgrind profiles, then jitdump or perf map files (told apart by
+    /// content); without symbol files they are found from the profiles'
+    /// pids.
+    pub inputs: Vec<PathBuf>,
+    /// The output file (one profile only; `-` for stdout). Default: each
+    /// profile's `callgrind.jit.out…` name beside it.
+    pub output: Option<PathBuf>,
+    /// How to treat the bias V8 and LLVM add to line addresses.
+    pub bias: BiasMode,
+}
+
+/// One profile rewritten.
+#[derive(Debug)]
+pub struct Rewritten {
+    /// The profile read.
+    pub input: PathBuf,
+    /// Where it was written (`-` for stdout).
+    pub output: PathBuf,
+    /// What the rewrite did.
+    pub stats: Stats,
+}
+
 /// What one `annotate` run did.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// (input, output, stats) per profile rewritten.
-    pub profiles: Vec<(PathBuf, PathBuf, Stats)>,
+    /// Each profile rewritten, in the order given.
+    pub profiles: Vec<Rewritten>,
     /// Profiles skipped because they were empty (thread runs leave one).
     pub empty: Vec<PathBuf>,
     /// The symbol table used.
@@ -26,11 +50,11 @@ pub struct Report {
 }
 
 /// Runs `annotate`.
-pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
+pub fn annotate(request: &Request) -> Result<Report> {
     let mut profiles = Vec::new();
     let mut sources = Vec::new();
     let mut report = Report::default();
-    for path in &args.inputs {
+    for path in &request.inputs {
         let input = Input::open(path)?;
         match input.kind {
             Kind::Profile => profiles.push(input),
@@ -44,7 +68,7 @@ pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
             None => bail!("no callgrind profile among the inputs"),
         }
     }
-    if args.output.is_some() && profiles.len() > 1 {
+    if request.output.is_some() && profiles.len() > 1 {
         bail!(
             "-o names one output, but {} profiles were given",
             profiles.len()
@@ -55,14 +79,14 @@ pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
             sources.push(Input::open(&path)?);
         }
     }
-    report.symbols = load_symbols(&sources, bias_mode(args.bias))?;
+    report.symbols = load_symbols(&sources, request.bias)?;
     let protected: Vec<&Path> = profiles
         .iter()
         .chain(&sources)
         .map(|i| i.path.as_path())
         .collect();
     for profile in &profiles {
-        let target = target_for(args.output.as_deref(), profile);
+        let target = target_for(request.output.as_deref(), profile);
         let stats = match &target {
             Target::Stdout => {
                 output::write_to_stdout(|file| rewrite_into(profile, file, &report.symbols))?
@@ -78,7 +102,11 @@ pub fn annotate(args: &AnnotateArgs) -> Result<Report> {
             Target::Stdout => PathBuf::from("-"),
             Target::File(out) => out,
         };
-        report.profiles.push((profile.path.clone(), out, stats));
+        report.profiles.push(Rewritten {
+            input: profile.path.clone(),
+            output: out,
+            stats,
+        });
     }
     Ok(report)
 }
@@ -89,15 +117,6 @@ fn target_for(output: Option<&Path>, profile: &Input) -> Target {
         Some(o) => Target::from_arg(o),
         None if profile.is_stdin() => Target::Stdout,
         None => Target::File(output::default_output(&profile.path)),
-    }
-}
-
-fn bias_mode(bias: Bias) -> BiasMode {
-    match bias {
-        Bias::Detect => BiasMode::Detect,
-        Bias::None => BiasMode::None,
-        Bias::Elf64 => BiasMode::Fixed(0x40),
-        Bias::Elf32 => BiasMode::Fixed(0x34),
     }
 }
 
@@ -169,7 +188,7 @@ fn discover_sources(profiles: &[Input]) -> Result<Vec<PathBuf>, NoSymbols> {
 }
 
 fn load_symbols(sources: &[Input], bias: BiasMode) -> Result<SymbolTable> {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     for source in sources {
         let path = &source.path;
         let data = source
@@ -183,26 +202,17 @@ fn load_symbols(sources: &[Input], bias: BiasMode) -> Result<SymbolTable> {
             table.add_perf_map(path.clone(), &data);
         }
     }
-    table.finish();
+    let table = table.build();
     Ok(table)
 }
 
-/// Rewrites `input` into `file` (fast mode, or again in exact mode when
-/// the input is not laid out as callgrind writes), then marks it as ours.
+/// Rewrites `input` into `file`, then marks it as ours.
 fn rewrite_into(input: &Input, mut file: &File, symbols: &SymbolTable) -> Result<Stats> {
     // The rewriter buffers its output itself (and writes copied lines
     // straight from its input buffers): the file takes no buffer of its own.
     let name = input.path.display();
     let read = |e| anyhow::Error::new(e).context(format!("cannot read '{name}'"));
-    let result = match callgrind::rewrite(input.rewound().map_err(read)?, file, symbols, Mode::Fast)
-    {
-        Err(RewriteError::NeedsExactMode { .. }) => {
-            file.set_len(0)?;
-            file.seek(SeekFrom::Start(0))?;
-            callgrind::rewrite(input.rewound().map_err(read)?, file, symbols, Mode::Exact)
-        }
-        result => result,
-    };
+    let result = callgrind::rewrite(input.rewound().map_err(read)?, file, symbols);
     let stats = result.map_err(|e| match e {
         RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
         other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Annotate(args) => {
-            let report = annotate::command::annotate(args)?;
+            let report = annotate::command::annotate(&args.request())?;
             if !args.quiet {
                 print_summary(&report);
             }
@@ -128,12 +128,12 @@ fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
         let event = report
             .profiles
             .first()
-            .and_then(|p| p.2.events.first().cloned())
+            .and_then(|p| p.stats.events.first().cloned())
             .unwrap_or_default();
         eprintln!("hottest JIT functions{of} (share of {event}):");
         eprint!("{list}");
     }
-    if let Some((_, out, _)) = report.profiles.first() {
+    if let Some(annotate::command::Rewritten { output: out, .. }) = report.profiles.first() {
         let cwd = std::env::current_dir().ok();
         let out = annotate::record::relative(out, cwd.as_deref());
         eprintln!("open in KCachegrind: kcachegrind {}", out.display());

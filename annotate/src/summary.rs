@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::callgrind::Stats;
-use crate::command::Report;
+use crate::command::{Report, Rewritten};
 use crate::symbols::SymbolTable;
 
 /// How many unnamed addresses and ambiguous functions to list.
@@ -22,7 +22,12 @@ pub fn render(report: &Report) -> String {
         );
     }
     let mut all = Stats::default();
-    for (input, out, stats) in &report.profiles {
+    for Rewritten {
+        input,
+        output: out,
+        stats,
+    } in &report.profiles
+    {
         let out = if out.as_os_str() == "-" {
             "standard output".to_string()
         } else {

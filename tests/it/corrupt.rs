@@ -1,11 +1,10 @@
 //! Broken and hostile inputs: typed errors and counted warnings, never a
 //! panic, and no allocation sized by numbers read from the file.
 
-use annotate::callgrind::Mode;
-
 use annotate::jitdump::{self, ProblemKind, Record};
 use annotate::symbols::{BiasMode, SymbolTable};
 
+use crate::rewriting::Pass;
 use crate::util;
 
 fn dump_fixture() -> Vec<u8> {
@@ -13,9 +12,9 @@ fn dump_fixture() -> Vec<u8> {
 }
 
 fn table_of(data: &[u8]) -> Result<SymbolTable, jitdump::ReadError> {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     table.add_jitdump("x.dump".into(), data, BiasMode::Detect)?;
-    table.finish();
+    let table = table.build();
     Ok(table)
 }
 
@@ -172,7 +171,7 @@ fn version_2_and_unknown_flags_are_read_with_a_warning() {
 
 #[test]
 fn hostile_profiles_are_errors_naming_the_line() {
-    let empty = SymbolTable::new();
+    let empty = SymbolTable::default();
     let header = "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n";
     let cases = [
         ("fn=(3)\n0x10 1 1\n", 5, "undefined function id", true),
@@ -220,14 +219,15 @@ fn hostile_profiles_are_errors_naming_the_line() {
     // but reads every character.
     for (body, line, message, fast_reads) in cases {
         let input = format!("{header}{body}");
-        let err = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Exact)
+        let err = Pass::Exact
+            .run(input.as_bytes(), Vec::new(), &empty)
             .unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with(&format!("line {line}: ")) && text.contains(message),
             "{body:?}: {text}"
         );
-        let fast = annotate::callgrind::rewrite(input.as_bytes(), Vec::new(), &empty, Mode::Fast);
+        let fast = Pass::Lazy.run(input.as_bytes(), Vec::new(), &empty);
         if fast_reads {
             let fast = fast.expect_err(&format!("{body:?} in fast mode"));
             assert_eq!(fast.to_string(), text, "{body:?} in fast mode");
@@ -239,9 +239,9 @@ fn hostile_profiles_are_errors_naming_the_line() {
 fn a_line_of_megabytes_is_an_error_not_an_allocation() {
     let mut input = b"# callgrind format\nevents: Ir\nfn=".to_vec();
     input.resize(input.len() + (17 << 20), b'x');
-    let err =
-        annotate::callgrind::rewrite(&input[..], std::io::sink(), &SymbolTable::new(), Mode::Fast)
-            .unwrap_err();
+    let err = Pass::Lazy
+        .run(&input[..], std::io::sink(), &SymbolTable::default())
+        .unwrap_err();
     assert!(
         err.to_string().contains("line 3: line longer than 16 MiB"),
         "{err}"
@@ -293,11 +293,11 @@ fn errors_name_their_line_deep_in_a_profile_read_in_chunks() {
         broken[at] = "+1 1 zz".into();
         for end in ["", "\n"] {
             let input = broken.join("\n") + end;
-            for mode in [Mode::Fast, Mode::Exact] {
-                let table = SymbolTable::new();
-                let err =
-                    annotate::callgrind::rewrite(input.as_bytes(), std::io::sink(), &table, mode)
-                        .unwrap_err();
+            for mode in Pass::BOTH {
+                let table = SymbolTable::default();
+                let err = mode
+                    .run(input.as_bytes(), std::io::sink(), &table)
+                    .unwrap_err();
                 let want = format!("line {}: bad cost 'zz'", at + 1);
                 assert_eq!(err.to_string(), want, "{mode:?} end {end:?}");
             }
@@ -308,13 +308,9 @@ fn errors_name_their_line_deep_in_a_profile_read_in_chunks() {
 #[test]
 fn fast_mode_still_refuses_numbers_over_64_bits() {
     let input = "# callgrind format\npositions: line\nevents: Ir\nfl=(1) a.c\nfn=(2) f\n3 5\n+1 99999999999999999999\n";
-    let err = annotate::callgrind::rewrite(
-        input.as_bytes(),
-        Vec::new(),
-        &SymbolTable::new(),
-        Mode::Fast,
-    )
-    .unwrap_err();
+    let err = Pass::Lazy
+        .run(input.as_bytes(), Vec::new(), &SymbolTable::default())
+        .unwrap_err();
     assert!(err.to_string().starts_with("line 7: bad cost"), "{err}");
 }
 
@@ -340,14 +336,14 @@ impl std::io::Write for FullDisk {
 #[test]
 fn a_failing_output_is_reported_with_its_own_error() {
     let input = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
-    for mode in [Mode::Fast, Mode::Exact] {
-        let err = annotate::callgrind::rewrite(
-            &input[..],
-            FullDisk { room: 1 << 20 },
-            &SymbolTable::new(),
-            mode,
-        )
-        .unwrap_err();
+    for mode in Pass::BOTH {
+        let err = mode
+            .run(
+                &input[..],
+                FullDisk { room: 1 << 20 },
+                &SymbolTable::default(),
+            )
+            .unwrap_err();
         assert_eq!(err.to_string(), "disk full (test)");
     }
 }

@@ -50,8 +50,8 @@ fn rewrite_case(dir: &Path) -> (String, String, annotate::callgrind::Stats) {
 /// The rewrite in exact mode (every line decoded): the second path.
 fn exact_rewrite(input: &str, sources: &[PathBuf]) -> String {
     let table = rewriting::table(sources);
-    let mode = annotate::callgrind::Mode::Exact;
-    let (output, _) = rewriting::rewrite_mode(input.as_bytes(), &table, 1 << 16, mode);
+    let pass = rewriting::Pass::Exact;
+    let (output, _) = rewriting::rewrite_pass(input.as_bytes(), &table, 1 << 16, pass);
     String::from_utf8(output).unwrap()
 }
 

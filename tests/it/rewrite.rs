@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use annotate::callgrind::{fnname, Mode, Stats};
+use annotate::callgrind::{address_names, Stats};
 use annotate::symbols::SymbolTable;
 
 use crate::expand;
 use crate::identity::{self, Functions};
 use crate::oracle;
-use crate::rewriting::{rewrite_bytes, rewrite_mode, table};
+use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
 use crate::util;
 
 fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
@@ -114,7 +114,9 @@ fn unnamed_jit(f: &Functions, table: &SymbolTable) -> Vec<String> {
         .iter()
         .chain(&f.kc_called)
         .filter(|t| t.2 == "???")
-        .filter(|t| fnname::address(t.0.as_bytes()).is_some_and(|(a, _)| table.lookup(a).is_some()))
+        .filter(|t| {
+            address_names::address(t.0.as_bytes()).is_some_and(|(a, _)| table.lookup(a).is_some())
+        })
         .map(|t| t.0.clone())
         .collect()
 }
@@ -472,7 +474,7 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
         let table = table(&sources);
         let input = std::fs::read(&profile).unwrap();
         let (fast, _) = rewrite_bytes(&input, &table, 1 << 16);
-        let (exact, _) = rewrite_mode(&input, &table, 1 << 16, Mode::Exact);
+        let (exact, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Exact);
         let (fast, exact) = (
             String::from_utf8(fast).unwrap(),
             String::from_utf8(exact).unwrap(),

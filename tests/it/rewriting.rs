@@ -1,16 +1,16 @@
 //! Rewriting as the command does, for tests: a symbol table from files,
-//! fast mode with the exact-mode retry. Shared by the integration suite
+//! and the rewrite read through a buffer of a given size. Shared by the integration suite
 //! and the package's fast tests (annotate/tests/fast.rs).
 
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use annotate::callgrind::{rewrite, Mode, RewriteError, Stats};
+use annotate::callgrind::{passes, RewriteError, Stats};
 use annotate::symbols::{BiasMode, SymbolTable};
 
 /// A symbol table from jitdump and perf map files.
 pub fn table(sources: &[PathBuf]) -> SymbolTable {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     for path in sources {
         let data = std::fs::read(path).unwrap();
         if annotate::jitdump::is_jitdump(&data) {
@@ -21,39 +21,55 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
             table.add_perf_map(path.clone(), &data);
         }
     }
-    table.finish();
+    let table = table.build();
     table
 }
 
-/// Rewrites in `mode`, reading through a `chunk`-byte buffer.
-pub fn rewrite_mode(
+/// Which of the rewrite's passes to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// `passes::lazy`, the fast one.
+    Lazy,
+    /// `passes::exact`, the reference.
+    Exact,
+}
+
+impl Pass {
+    /// Both passes.
+    pub const BOTH: [Pass; 2] = [Pass::Lazy, Pass::Exact];
+
+    /// Runs this pass.
+    pub fn run<R: std::io::Read + Send, W: std::io::Write + Send>(
+        self,
+        input: R,
+        output: W,
+        table: &SymbolTable,
+    ) -> Result<Stats, RewriteError> {
+        match self {
+            Pass::Lazy => passes::lazy(input, output, table),
+            Pass::Exact => passes::exact(input, output, table),
+        }
+    }
+}
+
+/// Runs one pass, reading through a `chunk`-byte buffer.
+pub fn rewrite_pass(
     input: &[u8],
     table: &SymbolTable,
     chunk: usize,
-    mode: Mode,
+    pass: Pass,
 ) -> (Vec<u8>, Stats) {
     let mut out = Vec::new();
-    let stats = rewrite(
-        BufReader::with_capacity(chunk, input),
-        &mut out,
-        table,
-        mode,
-    )
-    .unwrap();
+    let input = BufReader::with_capacity(chunk, input);
+    let stats = pass.run(input, &mut out, table).unwrap();
     (out, stats)
 }
 
-/// Rewrites as the command does: fast mode, exact where the input needs it.
+/// Rewrites as the command does (`callgrind::rewrite`), reading through a
+/// `chunk`-byte buffer.
 pub fn rewrite_bytes(input: &[u8], table: &SymbolTable, chunk: usize) -> (Vec<u8>, Stats) {
     let mut out = Vec::new();
-    let fast = rewrite(
-        BufReader::with_capacity(chunk, input),
-        &mut out,
-        table,
-        Mode::Fast,
-    );
-    match fast {
-        Err(RewriteError::NeedsExactMode { .. }) => rewrite_mode(input, table, chunk, Mode::Exact),
-        other => (out, other.unwrap()),
-    }
+    let input = BufReader::with_capacity(chunk, std::io::Cursor::new(input));
+    let stats = annotate::callgrind::rewrite(input, &mut out, table).unwrap();
+    (out, stats)
 }

@@ -35,14 +35,14 @@ fn debug(buf: &mut Vec<u8>, addr: u64, rows: &[(u64, u32)]) {
 }
 
 fn table(dump: &[u8], map: Option<&[u8]>) -> SymbolTable {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     if let Some(map) = map {
         table.add_perf_map("perf-1.map".into(), map);
     }
     table
         .add_jitdump("jit-1.dump".into(), dump, BiasMode::Detect)
         .unwrap();
-    table.finish();
+    let table = table.build();
     table
 }
 

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use annotate::callgrind::Mode;
+use annotate::callgrind::passes;
 use annotate::symbols::{BiasMode, SymbolTable};
 use libfuzzer_sys::fuzz_target;
 
@@ -13,15 +13,14 @@ static DUMP: &[u8] = include_bytes!("../../../tests/fixtures/c-demo/jit-9747.dum
 fn table() -> &'static SymbolTable {
     static TABLE: OnceLock<SymbolTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t = SymbolTable::new();
+        let mut t = SymbolTable::builder();
         t.add_jitdump("jit-9747.dump".into(), DUMP, BiasMode::Detect).expect("fixture");
-        t.finish();
+        let t = t.build();
         t
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    for mode in [Mode::Fast, Mode::Exact] {
-        let _ = annotate::callgrind::rewrite(data, std::io::sink(), table(), mode);
-    }
+    let _ = passes::lazy(data, std::io::sink(), table());
+    let _ = passes::exact(data, std::io::sink(), table());
 });

@@ -5,9 +5,9 @@ use annotate::symbols::{BiasMode, SymbolTable};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     if table.add_jitdump("f.dump".into(), data, BiasMode::Detect).is_ok() {
-        table.finish();
+        let table = table.build();
         for s in table.symbols().iter().take(64) {
             let _ = table.lookup(s.start);
             let _ = s.row_at(s.start.wrapping_add(s.size / 2));

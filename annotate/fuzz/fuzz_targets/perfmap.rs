@@ -5,9 +5,9 @@ use annotate::symbols::SymbolTable;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut table = SymbolTable::new();
+    let mut table = SymbolTable::builder();
     table.add_perf_map("perf-1.map".into(), data);
-    table.finish();
+    let table = table.build();
     for s in table.symbols().iter().take(64) {
         let _ = table.lookup(s.start);
     }

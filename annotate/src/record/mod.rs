@@ -14,9 +14,10 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{AnnotateArgs, Bias, RecordArgs, UsageError};
-use crate::command::{annotate, NoSymbols, Report};
+use crate::cli::{RecordArgs, UsageError};
+use crate::command::{annotate, NoSymbols, Report, Request, Rewritten};
 use crate::summary::group;
+use crate::symbols::BiasMode;
 pub use out_file::OutFile;
 
 /// Environment `record` sets for the program unless the user's own
@@ -81,13 +82,12 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
 
 /// Annotates one process's profiles with its own symbol files.
 fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>) -> Result<()> {
-    let args = AnnotateArgs {
+    let request = Request {
         inputs: files,
         output: None,
-        bias: Bias::Detect,
-        quiet: false,
+        bias: BiasMode::Detect,
     };
-    match annotate(&args) {
+    match annotate(&request) {
         Ok(report) => recording.reports.push((pid, report)),
         Err(e) => match e.downcast::<NoSymbols>() {
             Ok(none) => recording.unnamed.push((pid, none)),
@@ -235,7 +235,7 @@ pub fn top_list(report: &Report, top: usize) -> String {
     let cwd = std::env::current_dir().ok();
     let mut total = 0;
     let mut by_function: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for (_, _, stats) in &report.profiles {
+    for Rewritten { stats, .. } in &report.profiles {
         total += stats.total;
         for (&symbol, &cost) in &stats.jit_cost {
             let s = table.symbol(symbol);

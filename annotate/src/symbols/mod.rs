@@ -9,7 +9,7 @@ mod from_jitdump;
 mod from_perfmap;
 mod segments;
 
-use std::collections::HashMap;
+use indexmap::IndexSet;
 use std::path::PathBuf;
 
 pub use from_jitdump::BiasMode;
@@ -142,8 +142,8 @@ pub struct BuildReport {
 pub struct SymbolTable {
     sources: Vec<Source>,
     symbols: Vec<Symbol>,
-    files: Vec<String>,
-    file_ids: HashMap<String, u32>,
+    /// Source file names, numbered in the order first met.
+    files: IndexSet<String>,
     segments: Vec<Segment>,
     /// Per symbol, the index of the first segment it owns (`u32::MAX` for
     /// none): a lookup that knows its symbol starts there.
@@ -153,14 +153,43 @@ pub struct SymbolTable {
     pub report: BuildReport,
 }
 
-impl SymbolTable {
-    /// An empty table.
-    pub fn new() -> Self {
-        Self::default()
-    }
+/// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
+/// yields it ready for lookups.
+#[derive(Debug, Default)]
+pub struct SymbolTableBuilder {
+    table: SymbolTable,
+}
 
+impl SymbolTableBuilder {
     /// Reads a jitdump's bytes into the table.
     pub fn add_jitdump(
+        &mut self,
+        path: PathBuf,
+        data: &[u8],
+        bias: BiasMode,
+    ) -> Result<(), crate::jitdump::ReadError> {
+        self.table.add_jitdump(path, data, bias)
+    }
+
+    /// Reads a perf map's bytes into the table.
+    pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
+        self.table.add_perf_map(path, data);
+    }
+
+    /// The table, with its lookup index built.
+    pub fn build(mut self) -> SymbolTable {
+        self.table.index();
+        self.table
+    }
+}
+
+impl SymbolTable {
+    /// A builder to add symbol files to.
+    pub fn builder() -> SymbolTableBuilder {
+        SymbolTableBuilder::default()
+    }
+
+    fn add_jitdump(
         &mut self,
         path: PathBuf,
         data: &[u8],
@@ -169,15 +198,12 @@ impl SymbolTable {
         let dump = crate::jitdump::read(data)?;
         let source = self.add_source(path, SourceKind::Jitdump);
         from_jitdump::add(self, source, &dump, bias);
-        self.clear_index();
         Ok(())
     }
 
-    /// Reads a perf map's bytes into the table.
-    pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
+    fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
         let source = self.add_source(path, SourceKind::PerfMap);
         from_perfmap::add(self, source, &crate::perfmap::parse(data));
-        self.clear_index();
     }
 
     fn add_source(&mut self, path: PathBuf, kind: SourceKind) -> usize {
@@ -199,23 +225,14 @@ impl SymbolTable {
     }
 
     fn intern_file(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.file_ids.get(name) {
-            return id;
+        match self.files.get_index_of(name) {
+            Some(id) => id as u32,
+            None => self.files.insert_full(name.to_string()).0 as u32,
         }
-        let id = self.files.len() as u32;
-        self.files.push(name.to_string());
-        self.file_ids.insert(name.to_string(), id);
-        id
     }
 
-    /// Drops the lookup index (a source was added).
-    fn clear_index(&mut self) {
-        self.segments.clear();
-        self.first_segment.clear();
-    }
-
-    /// Builds the lookup index; call after the last `add_*`.
-    pub fn finish(&mut self) {
+    /// Builds the lookup index, once every source is in.
+    fn index(&mut self) {
         self.segments = segments::build(&self.symbols, &self.priorities);
         self.first_segment = vec![u32::MAX; self.symbols.len()];
         for (i, seg) in self.segments.iter().enumerate().rev() {
@@ -344,9 +361,9 @@ mod tests {
         // b overlaps the middle of a (later wins), c2 has c's very range,
         // and the empty range owns no segment.
         let map = b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n";
-        let mut table = SymbolTable::new();
+        let mut table = SymbolTable::builder();
         table.add_perf_map("perf-1.map".into(), map);
-        table.finish();
+        let table = table.build();
         for addr in (0xff0u64..0x1110)
             .chain(0x1ff0..0x2020)
             .chain(0x2ff0..0x3010)

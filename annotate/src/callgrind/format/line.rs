@@ -213,6 +213,48 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
         acc.checked_mul(10)?.checked_add(u64::from(digit))
     })
 }
+/// A `calls=`/`jump=`/`jcnd=` line in parts.
+#[derive(Clone, Copy)]
+pub struct CountLine<'a> {
+    /// `calls`, `jump` or `jcnd`.
+    pub key: &'static str,
+    /// The whole line.
+    pub raw: &'a [u8],
+    /// The count (`N`, or `TAKEN/EXECUTED`).
+    pub count: &'a [u8],
+    /// The target position's text (blanks in front).
+    pub target: &'a [u8],
+}
+
+impl<'a> CountLine<'a> {
+    /// Splits `raw` (`key=COUNT TARGET`), checking the count.
+    pub fn parse(key: &'static str, raw: &'a [u8]) -> Result<Self, LineError> {
+        let value = trim_start(&raw[key.len() + 1..]);
+        let end = value
+            .iter()
+            .position(|&b| b == b' ' || b == b'\t')
+            .unwrap_or(value.len());
+        check_count(&value[..end])?;
+        Ok(CountLine {
+            key,
+            raw,
+            count: &value[..end],
+            target: &value[end..],
+        })
+    }
+}
+
+/// Checks a count field (`calls=` count, `jcnd=` taken/executed).
+pub fn check_count(token: &[u8]) -> Result<(), LineError> {
+    let plain = !token.is_empty() && token.len() < 20 && token.iter().all(u8::is_ascii_digit);
+    let ok = plain || token.split(|&b| b == b'/').all(|n| parse_u64(n).is_some());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("bad count '{}'", String::from_utf8_lossy(token)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::plain_lines::{breaks, Breaks};
+use crate::callgrind::format::plain_lines::{breaks, Breaks};
 
 /// Data bytes per chunk.
 pub const CHUNK: usize = 256 << 10;

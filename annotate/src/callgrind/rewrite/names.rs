@@ -1,22 +1,65 @@
 //! Names on the way through: id tables, JIT renames, and writing names so
 //! that every function resolves to one identity in both readers.
 
-use super::fnname;
 use super::ids::{NameSpace, Sym};
-use super::line::{name_ref, NameRef};
-use super::rewrite::{FnEntry, FnKind, FnRef, Res, Rewriter, Space};
+use super::{Res, Rewriter};
+use crate::callgrind::address_names;
+use crate::callgrind::format::line::{name_ref, NameRef};
+
+/// What a function id stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum FnKind {
+    Native,
+    /// A native function whose caller context names JIT code.
+    Renamed(Sym),
+    Unnamed(u64),
+    Jit {
+        symbol: u32,
+        name: Sym,
+        entry: bool,
+        /// The address the pseudo-function was named after.
+        addr: u64,
+        /// The source line at `addr` (calls mostly target it).
+        line: u32,
+    },
+}
+
+/// A function id's entry.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::callgrind) struct FnEntry {
+    pub name: Sym,
+    pub kind: FnKind,
+    pub emitted: bool,
+}
+
+/// A resolved `fn=`/`cfn=`/`jfn=` value.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::callgrind) struct FnRef {
+    pub id: Option<u64>,
+    pub name: Sym,
+    pub kind: FnKind,
+    /// The value was `(id) name`: it defines the id.
+    pub defines: bool,
+}
+
+/// Which name space an `ob`/`fl`-like line uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum Space {
+    Objects,
+    Files,
+}
 
 impl Rewriter<'_> {
     /// Resolves an `ob`/`fl`-like value, recording a definition.
-    pub(super) fn name_value<'v>(
+    pub(in crate::callgrind) fn name_value<'v>(
         &mut self,
         space: Space,
         value: &'v [u8],
     ) -> Res<(Sym, NameRef<'v>)> {
         let nr = name_ref(value)?;
         let table = match space {
-            Space::Objects => &mut self.part.obs,
-            Space::Files => &mut self.part.files,
+            Space::Objects => &mut self.part.tables.obs,
+            Space::Files => &mut self.part.tables.files,
         };
         let sym = match (nr.id, nr.name) {
             (Some(id), Some(name)) => {
@@ -38,7 +81,7 @@ impl Rewriter<'_> {
 
     /// Writes an input `ob`/`fl`-like line, turning a reference into a
     /// definition where the output has not defined the id yet.
-    pub(super) fn emit_input_name(
+    pub(in crate::callgrind) fn emit_input_name(
         &mut self,
         space: Space,
         raw: &[u8],
@@ -62,7 +105,7 @@ impl Rewriter<'_> {
 
     /// Writes `key=` naming `sym`: by an id the input defined for that
     /// name if any (defining it if needed), else as a plain string.
-    pub(super) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
+    pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
         let table = self.space_mut(space);
         let Some(id) = table.first_id(sym) else {
             return Ok(self.out.spec(key, self.names.name(sym))?);
@@ -76,20 +119,21 @@ impl Rewriter<'_> {
         Ok(self.out.spec_id(key, id, name)?)
     }
 
-    pub(super) fn space_mut(&mut self, space: Space) -> &mut NameSpace {
+    pub(in crate::callgrind) fn space_mut(&mut self, space: Space) -> &mut NameSpace {
         match space {
-            Space::Objects => &mut self.part.obs,
-            Space::Files => &mut self.part.files,
+            Space::Objects => &mut self.part.tables.obs,
+            Space::Files => &mut self.part.tables.files,
         }
     }
 
     /// Resolves a `fn`-space value under object `object`.
-    pub(super) fn resolve_fn(&mut self, value: &[u8], object: Sym) -> Res<FnRef> {
+    pub(in crate::callgrind) fn resolve_fn(&mut self, value: &[u8], object: Sym) -> Res<FnRef> {
         let nr = name_ref(value)?;
         match (nr.id, nr.name) {
             (Some(id), None) => {
                 let e = self
                     .part
+                    .tables
                     .fns
                     .get(id)
                     .ok_or_else(|| format!("undefined function id ({id})"))?;
@@ -104,8 +148,8 @@ impl Rewriter<'_> {
                 let name = name.unwrap_or_default();
                 let (sym, kind) = (self.names.intern(name), self.classify_fn(name, object));
                 if let Some(id) = id {
-                    self.part.native_written.remove(id);
-                    self.part.fns.insert(
+                    self.part.tables.native_written.remove(id);
+                    self.part.tables.fns.insert(
                         id,
                         FnEntry {
                             name: sym,
@@ -126,19 +170,19 @@ impl Rewriter<'_> {
 
     fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
         if object != self.unknown {
-            if let Some(new) = fnname::rename_callers(name, self.table) {
+            if let Some(new) = address_names::rename_callers(name, self.table) {
                 return FnKind::Renamed(self.names.intern(&new));
             }
             // Code on a live-mode page that no symbol of the image covers
             // is still address-named: counted as such, left as it is.
-            return match fnname::address(name) {
-                Some((addr, _)) if fnname::is_live_image(self.names.name(object)) => {
+            return match address_names::address(name) {
+                Some((addr, _)) if address_names::is_live_image(self.names.name(object)) => {
                     FnKind::Unnamed(addr)
                 }
                 _ => FnKind::Native,
             };
         }
-        if let Some(jit) = fnname::rename(name, self.table) {
+        if let Some(jit) = address_names::rename(name, self.table) {
             if jit.ambiguous {
                 self.stats.ambiguous.insert(jit.symbol);
             }
@@ -152,7 +196,7 @@ impl Rewriter<'_> {
                 line: s.row_at(jit.addr).map_or(s.line, |row| row.line),
             };
         }
-        match fnname::address(name) {
+        match address_names::address(name) {
             Some((addr, _)) => FnKind::Unnamed(addr),
             None => FnKind::Native,
         }
@@ -160,7 +204,13 @@ impl Rewriter<'_> {
 
     /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
     /// else the input line (a reference becomes a definition if needed).
-    pub(super) fn emit_fn(&mut self, key: &str, raw: &[u8], f: FnRef, terminated: bool) -> Res {
+    pub(in crate::callgrind) fn emit_fn(
+        &mut self,
+        key: &str,
+        raw: &[u8],
+        f: FnRef,
+        terminated: bool,
+    ) -> Res {
         if let FnKind::Jit { .. } | FnKind::Renamed(_) = f.kind {
             return self.emit_jit_fn(key, f);
         }
@@ -175,7 +225,7 @@ impl Rewriter<'_> {
 
     /// Writes a `fn`-space line for a renamed function (JIT code, or a
     /// native function with JIT code in its caller context).
-    pub(super) fn emit_jit_fn(&mut self, key: &str, f: FnRef) -> Res {
+    pub(in crate::callgrind) fn emit_jit_fn(&mut self, key: &str, f: FnRef) -> Res {
         let (FnKind::Jit { name, .. } | FnKind::Renamed(name)) = f.kind else {
             unreachable!("a renamed function")
         };
@@ -190,49 +240,8 @@ impl Rewriter<'_> {
 
     /// Marks function id `id` as written; true the first time.
     fn first_use(&mut self, id: u64) -> bool {
-        let entry = self.part.fns.get_mut(id).expect("resolved before");
+        let entry = self.part.tables.fns.get_mut(id).expect("resolved before");
         !std::mem::replace(&mut entry.emitted, true)
-    }
-
-    /// (object, file) names of a JIT symbol.
-    #[inline]
-    pub(super) fn jit_ident(&mut self, symbol: u32) -> (Sym, Sym) {
-        match self.jit_ids[symbol as usize] {
-            Some(ids) => ids,
-            None => self.first_jit_ident(symbol),
-        }
-    }
-
-    #[cold]
-    fn first_jit_ident(&mut self, symbol: u32) -> (Sym, Sym) {
-        let s = self.table.symbol(symbol);
-        let object = self
-            .names
-            .intern(self.table.sources()[s.source].object.as_bytes());
-        let file = match s.file {
-            Some(f) => self.file_sym(f),
-            None => self.names.intern(b"<jit>"),
-        };
-        self.jit_ids[symbol as usize] = Some((object, file));
-        (object, file)
-    }
-
-    #[inline]
-    pub(super) fn file_sym(&mut self, file: u32) -> Sym {
-        match self.file_syms.get(file as usize) {
-            Some(&Some(sym)) => sym,
-            _ => self.first_file_sym(file),
-        }
-    }
-
-    #[cold]
-    fn first_file_sym(&mut self, file: u32) -> Sym {
-        let i = file as usize;
-        if self.file_syms.len() <= i {
-            self.file_syms.resize(i + 1, None);
-        }
-        *self.file_syms[i]
-            .get_or_insert_with(|| self.names.intern(self.table.file(file).as_bytes()))
     }
 }
 

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::feed::Chunk;
+use super::reader::Chunk;
 
 /// Batches in flight between the threads (memory stays bounded).
 const IN_FLIGHT: usize = 2;

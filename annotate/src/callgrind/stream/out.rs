@@ -7,8 +7,8 @@
 use std::io;
 use std::ops::Range;
 
-use super::feed::Chunk;
-use super::pipe::{Batch, Piece, Sender};
+use super::reader::Chunk;
+use super::writer::{Batch, Piece, Sender};
 
 /// Size of own bytes at which a batch is sent before its chunk is done.
 const SEND_AT: usize = 1 << 20;
@@ -81,7 +81,7 @@ impl Out {
         let own = &mut self.batch.own;
         own.extend_from_slice(key.as_bytes());
         own.extend_from_slice(b"=(");
-        super::position::push_decimal(own, id);
+        crate::callgrind::format::position::push_decimal(own, id);
         own.push(b')');
         if let Some(name) = name {
             own.push(b' ');

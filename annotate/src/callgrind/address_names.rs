@@ -109,12 +109,12 @@ mod tests {
 
     #[test]
     fn keeps_suffixes_and_renames_jit_callers() {
-        let mut table = SymbolTable::new();
+        let mut table = SymbolTable::builder();
         table.add_perf_map(
             "m".into(),
             b"1000 100 fib(f.toy:3)\n2000 10 main(f.toy:9)\n",
         );
-        table.finish();
+        let table = table.build();
         let r = rename(b"0x0000000000001000'2", &table).unwrap();
         assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], true));
         let r = rename(b"0x0000000000001010'0x0000000000002000'below", &table).unwrap();

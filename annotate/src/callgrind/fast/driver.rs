@@ -7,137 +7,20 @@
 //! straight from the input chunk; only the other lines, found with a
 //! block-wise newline scan, enter the general rewriter.
 
-use std::io::{self, Read, Write};
-
-use super::feed::{Chunk, Feed, HEADROOM};
-use super::lane::Pass;
+use super::lane::{Lane, Pass};
 use super::newlines::Newlines;
-use super::plain_lines::Breaks;
-use super::rewrite::{Fail, Rewriter};
-use super::stats::Stats;
-use crate::symbols::SymbolTable;
+use crate::callgrind::format::plain_lines::Breaks;
+use crate::callgrind::rewrite::Rewriter;
+use crate::callgrind::stream::reader::{Chunk, Feed, HEADROOM};
+use crate::callgrind::{error, RewriteError};
 
 /// Longest line accepted; longer ones are an error, not an allocation.
 const MAX_LINE: usize = 16 << 20;
 
-/// How the rewriter tracks positions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Decode positions only where needed. Relies on callgrind's habit of
-    /// writing the first position of each function absolutely, and stops
-    /// with [`RewriteError::NeedsExactMode`] where input breaks it.
-    Fast,
-    /// Decode every position line (any valid input).
-    Exact,
-}
-
-/// Why a rewrite stopped. Nothing it wrote should be kept.
-#[derive(Debug)]
-pub enum RewriteError {
-    /// The input is not a valid callgrind profile at this line.
-    Parse {
-        /// 1-based line number.
-        line: u64,
-        /// What was wrong.
-        message: String,
-    },
-    /// Fast mode met a relative position it cannot place: run again with
-    /// [`Mode::Exact`].
-    NeedsExactMode {
-        /// 1-based line number.
-        line: u64,
-    },
-    /// Reading or writing failed.
-    Io(io::Error),
-}
-
-impl std::fmt::Display for RewriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RewriteError::Parse { line, message } => write!(f, "line {line}: {message}"),
-            RewriteError::NeedsExactMode { line } => {
-                write!(f, "line {line}: relative position needs exact mode")
-            }
-            RewriteError::Io(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for RewriteError {}
-
-/// Rewrites one profile from `input` to `output` with the symbols of
-/// `table` in [`Mode::Fast`], falling back to [`Mode::Exact`] when the
-/// input needs it (`input` must then be readable again: it is a slice).
-/// With an empty table the output equals the input byte for byte (CRLF
-/// line ends become LF).
-pub fn rewrite_slice<W: Write + Send>(
-    input: &[u8],
-    output: &mut W,
-    table: &SymbolTable,
-) -> Result<Stats, RewriteError> {
-    let mut first = Vec::new();
-    match rewrite(input, &mut first, table, Mode::Fast) {
-        Err(RewriteError::NeedsExactMode { .. }) => rewrite(input, output, table, Mode::Exact),
-        Ok(stats) => {
-            output.write_all(&first).map_err(RewriteError::Io)?;
-            Ok(stats)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Rewrites one profile from `input` to `output` (see [`Mode`]). Input
-/// is read and output written on threads of their own
-/// ([`feed`](super::feed), [`pipe`](super::pipe)).
-pub fn rewrite<R: Read + Send, W: Write + Send>(
-    input: R,
-    output: W,
-    table: &SymbolTable,
-    mode: Mode,
-) -> Result<Stats, RewriteError> {
-    std::thread::scope(|scope| {
-        let (feed, _reader) = super::feed::spawn(scope, input);
-        let (writer, handle) = super::pipe::spawn(scope, output, feed.spent_sender());
-        let result = rewrite_to(feed, writer, table, mode);
-        // The writer thread's own error explains a failed send best.
-        match (super::pipe::join(handle), result) {
-            (Err(e), Ok(_) | Err(RewriteError::Io(_))) => Err(RewriteError::Io(e)),
-            (_, result) => result,
-        }
-    })
-}
-
-fn rewrite_to(
+/// Feeds the lines of a profile to the rewriter and the lane.
+pub(in crate::callgrind) struct Driver {
     feed: Feed,
-    output: super::pipe::Sender,
-    table: &SymbolTable,
-    mode: Mode,
-) -> Result<Stats, RewriteError> {
-    let mut driver = Driver {
-        feed,
-        buf: Vec::new(),
-        start: 0,
-        end: 0,
-        eof: false,
-        lines: LineCount::default(),
-        held: None,
-        marks: Marks::default(),
-    };
-    let mut rw = Rewriter::new(table, output, mode);
-    let lines = driver.run(&mut rw)?;
-    rw.finish().map_err(|f| error(f, lines))
-}
-
-fn error(fail: Fail, line: u64) -> RewriteError {
-    match fail {
-        Fail::Line(message) => RewriteError::Parse { line, message },
-        Fail::NeedsExact => RewriteError::NeedsExactMode { line },
-        Fail::Io(e) => RewriteError::Io(e),
-    }
-}
-
-struct Driver {
-    feed: Feed,
+    lane: Lane,
     /// The current chunk, with the unfinished lines of the one before.
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
@@ -147,8 +30,8 @@ struct Driver {
     lines: LineCount,
     /// Call lines the fast lane holds back, `buf[offset..start]`.
     held: Option<usize>,
-    /// The lines of the current chunk that may not be plain cost lines.
-    marks: Marks,
+    /// The runs of plain cost lines of the current chunk.
+    runs: PlainRuns,
 }
 
 /// Line numbers, counted only when asked for (an error): most lines are
@@ -172,16 +55,16 @@ fn newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
-/// The reader's [`Breaks`] of the current chunk, for passing over runs of
-/// plain cost lines.
+/// The reader's [`Breaks`] of the current chunk, placed in the driver's
+/// buffer: where runs of plain cost lines end.
 #[derive(Default)]
-struct Marks {
+struct PlainRuns {
     breaks: Breaks,
     /// Where the chunk's data starts in the driver's buffer.
     data_start: usize,
 }
 
-impl Marks {
+impl PlainRuns {
     /// Where the run of plain cost lines starting at the line at `start`
     /// ends; `None` if the line at `start` may not be plain.
     #[inline]
@@ -200,8 +83,22 @@ impl Marks {
 }
 
 impl Driver {
+    pub(in crate::callgrind) fn new(feed: Feed) -> Self {
+        Driver {
+            feed,
+            lane: Lane::default(),
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
+            lines: LineCount::default(),
+            held: None,
+            runs: PlainRuns::default(),
+        }
+    }
+
     /// Feeds every line to `rw`; the number of lines.
-    fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
+    pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
         loop {
             self.lines(rw)?;
             if !self.refill(rw)? {
@@ -210,7 +107,7 @@ impl Driver {
                 let unfinished = u64::from(self.start < self.end);
                 let lines = self.lines.at(&self.buf, self.end) - 1 + unfinished;
                 let buf = std::mem::take(&mut self.buf);
-                let breaks = self.marks.install(Breaks::default(), 0);
+                let breaks = self.runs.install(Breaks::default(), 0);
                 chunk_done(rw, buf, breaks)?;
                 return Ok(lines);
             }
@@ -223,22 +120,26 @@ impl Driver {
     /// copies from the chunk; the rest go through the rewriter.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.unwrap_or(self.start);
-        let mut lane = rw.lane_open();
+        let mut lane = Lane::open(rw);
         let base = self.start;
         let mut newlines = Newlines::new(&self.buf[base..self.end]);
         loop {
             if lane && self.held.is_none() {
-                if let Some(to) = self.marks.plain_run(self.start) {
+                if let Some(to) = self.runs.plain_run(self.start) {
                     self.start = to;
                     newlines.skip_to(to - base);
-                    rw.copied_cost_lines();
+                    self.lane.copied_cost_lines(rw);
                 }
             }
             let Some(nl) = newlines.next() else { break };
             let (line_start, line_end) = (self.start, base + nl);
             self.start = line_end + 1;
             let line = &self.buf[line_start..line_end];
-            let pass = if lane { rw.pass(line) } else { Pass::Declined };
+            let pass = if lane {
+                self.lane.pass(rw, line)
+            } else {
+                Pass::Declined
+            };
             match pass {
                 Pass::Copied => self.held = None,
                 Pass::Held => {
@@ -252,10 +153,10 @@ impl Driver {
                     run_start = self.start;
                     let held = self.held.take();
                     let (buf, lines) = (&self.buf[..line_end], self.lines);
-                    rewrite_line(rw, pass, buf, line_start, held, lines)?;
+                    rewrite_line(rw, &mut self.lane, pass, buf, line_start, held, lines)?;
                 }
             }
-            lane = rw.lane_open();
+            lane = Lane::open(rw);
         }
         let run_end = self.held.unwrap_or(self.start);
         rw.out
@@ -268,7 +169,7 @@ impl Driver {
         match self.held.take() {
             Some(from) => {
                 let first = self.lines.at(&self.buf, from);
-                replay(rw, &self.buf[from..self.start], first)
+                replay(rw, &mut self.lane, &self.buf[from..self.start], first)
             }
             None => Ok(()),
         }
@@ -331,7 +232,7 @@ impl Driver {
             0
         };
         self.lines = LineCount { anchor: at, before };
-        let old = self.marks.install(breaks, self.end - len);
+        let old = self.runs.install(breaks, self.end - len);
         chunk_done(rw, next, old)?;
         self.start = self.start - keep + at;
         self.held = self.held.map(|_| at);
@@ -342,12 +243,12 @@ impl Driver {
     /// as the reader did.
     fn lines_before(&self, keep: usize) -> u64 {
         let LineCount { anchor, before } = self.lines;
-        let data_start = self.marks.data_start;
+        let data_start = self.runs.data_start;
         let count = |range: std::ops::Range<usize>| newlines(&self.buf[range]);
         if keep < data_start {
             return before + count(anchor..keep);
         }
-        before + count(anchor..data_start) + self.marks.breaks.newlines() - count(keep..self.end)
+        before + count(anchor..data_start) + self.runs.breaks.newlines() - count(keep..self.end)
     }
 }
 
@@ -366,6 +267,7 @@ fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(),
 /// rewrites, or a line for the rewriter after any lines the lane `held`.
 fn rewrite_line(
     rw: &mut Rewriter<'_>,
+    lane: &mut Lane,
     pass: Pass,
     buf: &[u8],
     start: usize,
@@ -375,10 +277,12 @@ fn rewrite_line(
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
     if pass == Pass::Rewrite {
-        return rw.write_held_call(line).map_err(|f| error(f, line_no()));
+        return lane
+            .write_held_call(rw, line)
+            .map_err(|f| error(f, line_no()));
     }
     if let Some(from) = held {
-        replay(rw, &buf[from..start], lines.at(buf, from))?;
+        replay(rw, lane, &buf[from..start], lines.at(buf, from))?;
     } else if rw.takes_position(line) {
         return rw
             .cost_line(line, line, true)
@@ -390,8 +294,13 @@ fn rewrite_line(
 
 /// Gives the rewriter call lines the fast lane held back (whole lines,
 /// `first` being the number of the first).
-fn replay(rw: &mut Rewriter<'_>, lines: &[u8], first: u64) -> Result<(), RewriteError> {
-    rw.held = Default::default();
+fn replay(
+    rw: &mut Rewriter<'_>,
+    lane: &mut Lane,
+    lines: &[u8],
+    first: u64,
+) -> Result<(), RewriteError> {
+    lane.drop_held();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
         let content = line.strip_suffix(b"\r").unwrap_or(line);

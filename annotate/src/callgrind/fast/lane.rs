@@ -1,0 +1,405 @@
+//! The native fast lane: lines of native code whose output is the input
+//! line itself. Only their effect on the reader state is applied; the
+//! driver copies them in runs. Whatever the lane is unsure of, it declines,
+//! and the general rewriter sees the line (and any call lines held back).
+//!
+//! The lane is entered only where [`Lane::open`] holds: lazy tracking,
+//! native code, output state equal to the input's. It owns the call
+//! lines it holds back; the driver owns their bytes.
+
+use crate::callgrind::format::line::CountLine;
+use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
+use crate::callgrind::rewrite::ids::Sym;
+use crate::callgrind::rewrite::state::{Block, Tracking};
+use crate::callgrind::rewrite::{FnKind, FnRef, Res, Rewriter, Space};
+
+/// What the lane did with a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Handled: the output line is the input line.
+    Copied,
+    /// A call's `cob=`/`cfi=`/`cfn=` line, held until the callee is known
+    /// to be native (then copied as it is).
+    Held,
+    /// A `calls=` line into JIT code: the held lines and this one are to
+    /// be replaced by [`Lane::write_held_call`].
+    Rewrite,
+    /// Not for the lane: the rewriter must see it, after the held lines.
+    Declined,
+}
+
+/// The part of a call group the lane has held back: `cob= cfi= cfn=` in
+/// that order, each at most once.
+#[derive(Debug, Default)]
+struct HeldCall {
+    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`.
+    stage: u8,
+    /// The callee's object, if named.
+    ob: Option<Sym>,
+    /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
+    /// group is.
+    defined: [Option<(Space, u64)>; 2],
+    /// The callee, once `cfn=` is held.
+    callee: Option<Callee>,
+}
+
+/// A held call's callee.
+#[derive(Clone, Copy, Debug)]
+enum Callee {
+    /// Native code: the call stays as written; its id is marked as written.
+    Native(Option<u64>),
+    /// JIT code: the call is rewritten.
+    Jit(FnRef),
+}
+
+impl HeldCall {
+    fn is_empty(&self) -> bool {
+        self.stage == 0
+    }
+}
+
+/// The fast lane: what it holds back of a call group.
+#[derive(Debug, Default)]
+pub(super) struct Lane {
+    held: HeldCall,
+}
+
+impl Lane {
+    /// True while the lane may take lines: lazy tracking, native code,
+    /// output state equal to the input's, and no call or jump being
+    /// rewritten.
+    pub(super) fn open(rw: &Rewriter<'_>) -> bool {
+        rw.tracking() == Tracking::Lazy
+            && rw.part.pos.synced
+            && rw.part.block == Block::Native
+            && (rw.group.is_empty() || rw.group.awaits_verbatim())
+            && rw.in_body()
+    }
+
+    /// Forgets the held lines: the rewriter is to see them.
+    pub(super) fn drop_held(&mut self) {
+        self.held = HeldCall::default();
+    }
+
+    /// Handles `line` in the lane if it can (see [`Pass`]). On
+    /// [`Pass::Declined`] nothing held is kept: the rewriter is to see the
+    /// held lines again.
+    pub(super) fn pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Pass {
+        let pass = self.try_pass(rw, line).unwrap_or(Pass::Declined);
+        if pass == Pass::Declined {
+            self.held = HeldCall::default();
+        }
+        pass
+    }
+
+    /// The driver copied plain cost lines (see `plain_lines`), with no call
+    /// lines held.
+    pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>) {
+        rw.part.pos.forget_input();
+        rw.group.clear();
+    }
+
+    fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        let (Some(&first), Some(&last)) = (line.first(), line.last()) else {
+            let free = self.held.is_empty() && rw.group.is_empty();
+            return free.then_some(Pass::Copied);
+        };
+        if last == b'\r' {
+            return None; // CRLF lines are rewritten as LF by the rewriter
+        }
+        if let Some((key, id)) = keyed_id(line) {
+            return self.pass_id(rw, key, id, line);
+        }
+        match first {
+            b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(rw, line),
+            b'c' => self.pass_call_line(rw, line),
+            _ if !self.held.is_empty() || rw.group.awaits_verbatim() => None,
+            b'f' if line.starts_with(b"fn=") => self.pass_function(rw, &line[3..], None),
+            b'f' if line.starts_with(b"fl=") => self.pass_name(rw, Space::Files, true, &line[3..]),
+            b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
+                self.pass_name(rw, Space::Files, false, &line[3..])
+            }
+            b'o' if line.starts_with(b"ob=") => {
+                self.pass_name(rw, Space::Objects, true, &line[3..])
+            }
+            _ => None,
+        }
+    }
+
+    /// A name line that only refers to an id (`key=(id)`, the common form
+    /// once names are defined), without parsing the value again.
+    fn pass_id(&mut self, rw: &mut Rewriter<'_>, key: IdKey, id: u64, line: &[u8]) -> Option<Pass> {
+        let stage = match key {
+            IdKey::Cob => 1,
+            IdKey::Cfi => 2,
+            IdKey::Cfn => 3,
+            _ if !self.held.is_empty() || rw.group.awaits_verbatim() => return None,
+            IdKey::Fn => return self.pass_function(rw, &line[3..], Some(id)),
+            IdKey::Ob => return self.pass_name_id(rw, Space::Objects, true, id),
+            IdKey::Fl => return self.pass_name_id(rw, Space::Files, true, id),
+            IdKey::Fi => return self.pass_name_id(rw, Space::Files, false, id),
+        };
+        if rw.group.awaits_verbatim() {
+            return None;
+        }
+        self.enter_stage(stage)?;
+        match key {
+            IdKey::Cob => self.hold_sym(
+                Space::Objects,
+                self.written_id(rw, Space::Objects, id)?,
+                None,
+            ),
+            IdKey::Cfi => self.hold_sym(Space::Files, self.written_id(rw, Space::Files, id)?, None),
+            _ => self.hold_callee(rw, &line[4..], Some(id)),
+        }
+    }
+
+    /// `ob=(id)`/`fl=(id)` (`sets_function_file`) or `fi=(id)`/`fe=(id)`.
+    fn pass_name_id(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        space: Space,
+        sets_function_file: bool,
+        id: u64,
+    ) -> Option<Pass> {
+        let sym = self.written_id(rw, space, id)?;
+        self.set_name(rw, space, sets_function_file, sym)
+    }
+
+    /// The name of an id the output has defined.
+    #[inline]
+    fn written_id(&self, rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
+        let names = match space {
+            Space::Objects => &rw.part.tables.obs,
+            Space::Files => &rw.part.tables.files,
+        };
+        let entry = names.ids.get(id)?;
+        entry.emitted.then_some(entry.sym)
+    }
+
+    /// A cost line, or the position line of a call already written.
+    fn pass_position(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        if !self.held.is_empty() {
+            return None;
+        }
+        rw.cols.check(line).ok()?;
+        rw.part.pos.forget_input();
+        rw.group.clear();
+        Some(Pass::Copied)
+    }
+
+    /// `ob=`/`fl=` (`sets_function_file`) or `fi=`/`fe=`: kept as written
+    /// where the output already knows the id it names.
+    fn pass_name(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        space: Space,
+        sets_function_file: bool,
+        value: &[u8],
+    ) -> Option<Pass> {
+        let sym = self.written_name(rw, space, value)?;
+        self.set_name(rw, space, sets_function_file, sym)
+    }
+
+    /// The reader state after a copied `ob=`/`fl=`/`fi=`/`fe=` naming `sym`.
+    #[inline]
+    fn set_name(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        space: Space,
+        sets_function_file: bool,
+        sym: Sym,
+    ) -> Option<Pass> {
+        let p = &mut rw.part;
+        match (space, sets_function_file) {
+            (Space::Objects, _) => (p.input.ob, p.output.ob) = (sym, sym),
+            (Space::Files, true) => {
+                (p.input.fl, p.input.file, p.output.fl, p.output.file) = (sym, sym, sym, sym)
+            }
+            (Space::Files, false) => (p.input.file, p.output.file) = (sym, sym),
+        }
+        p.block = Block::Native;
+        Some(Pass::Copied)
+    }
+
+    /// Resolves an `ob`/`fl`-like value that can be written as it is (a
+    /// definition, a plain name, or an id the output has defined), marking
+    /// a definition as written.
+    fn written_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Sym> {
+        let (sym, defines) = self.known_name(rw, space, value)?;
+        if let Some(id) = defines {
+            rw.space_mut(space).ids.get_mut(id)?.emitted = true;
+        }
+        Some(sym)
+    }
+
+    /// The name of a value that can be copied, and the id it defines
+    /// (bare ids take [`Lane::written_id`]).
+    fn known_name(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        space: Space,
+        value: &[u8],
+    ) -> Option<(Sym, Option<u64>)> {
+        let (sym, nr) = rw.name_value(space, value).ok()?;
+        match (nr.id, nr.name) {
+            (Some(id), None) if !rw.space_mut(space).ids.get(id)?.emitted => None,
+            (Some(id), Some(_)) => Some((sym, Some(id))),
+            _ => Some((sym, None)),
+        }
+    }
+
+    /// `fn=` of a native function, when no object or file line is owed;
+    /// `id` if the value is only that.
+    fn pass_function(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        value: &[u8],
+        id: Option<u64>,
+    ) -> Option<Pass> {
+        let p = &rw.part;
+        if !p.same_function_names() {
+            return None;
+        }
+        if !id.is_some_and(|id| p.tables.native_written.contains(id)) {
+            self.native_fn(rw, value, rw.part.input.ob)?;
+        }
+        rw.part.block = Block::Native;
+        rw.part.pos.absolute_next = false;
+        Some(Pass::Copied)
+    }
+
+    /// Resolves a `fn`-space value that names a native function and can be
+    /// written as it is, marking it as written.
+    fn native_fn(&mut self, rw: &mut Rewriter<'_>, value: &[u8], object: Sym) -> Option<()> {
+        let f = rw.resolve_fn(value, object).ok()?;
+        if f.kind != FnKind::Native {
+            return None;
+        }
+        let Some(id) = f.id else { return Some(()) };
+        let entry = rw.part.tables.fns.get_mut(id)?;
+        if !(entry.emitted || f.defines) {
+            return None;
+        }
+        entry.emitted = true;
+        rw.part.tables.native_written.insert(id);
+        Some(())
+    }
+
+    /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
+    /// functions where the output's defaults equal the input's.
+    fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        if rw.group.awaits_verbatim() {
+            return None;
+        }
+        let (stage, value) = if let Some(v) = line.strip_prefix(b"cob=") {
+            (1, v)
+        } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
+            (2, v)
+        } else if let Some(v) = line.strip_prefix(b"cfn=") {
+            (3, v)
+        } else if line.starts_with(b"calls=") {
+            return self.pass_calls(rw, line);
+        } else {
+            return None;
+        };
+        self.enter_stage(stage)?;
+        match stage {
+            1 => self.hold_name(rw, Space::Objects, value),
+            2 => self.hold_name(rw, Space::Files, value),
+            _ => self.hold_callee(rw, value, None),
+        }
+    }
+
+    /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
+    /// `None` if the group is past it already.
+    fn enter_stage(&mut self, stage: u8) -> Option<()> {
+        (stage > self.held.stage).then(|| self.held.stage = stage)
+    }
+
+    fn hold_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Pass> {
+        let (sym, defines) = self.known_name(rw, space, value)?;
+        self.hold_sym(space, sym, defines)
+    }
+
+    /// Holds a `cob=`/`cfi=` naming `sym` (defining id `defines`) at the
+    /// current stage.
+    fn hold_sym(&mut self, space: Space, sym: Sym, defines: Option<u64>) -> Option<Pass> {
+        if space == Space::Objects {
+            self.held.ob = Some(sym);
+        }
+        let slot = usize::from(self.held.stage - 1);
+        self.held.defined[slot] = defines.map(|id| (space, id));
+        Some(Pass::Held)
+    }
+
+    /// The callee: JIT code (its call is rewritten), or native code with
+    /// no `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
+    /// value is only that.
+    fn hold_callee(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        value: &[u8],
+        id: Option<u64>,
+    ) -> Option<Pass> {
+        let p = &rw.part;
+        let same_defaults = p.same_call_defaults();
+        if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
+            same_defaults.then_some(())?;
+            self.held.callee = Some(Callee::Native(Some(id)));
+            return Some(Pass::Held);
+        }
+        let object = self.held.ob.unwrap_or(rw.part.input.ob);
+        let f = rw.resolve_fn(value, object).ok()?;
+        let callee = match (f.kind, f.id) {
+            (FnKind::Jit { .. }, _) => Callee::Jit(f),
+            (FnKind::Renamed(_), _) => return None,
+            (_, id) => {
+                same_defaults.then_some(())?;
+                if let Some(id) = id {
+                    (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
+                }
+                Callee::Native(id)
+            }
+        };
+        self.held.callee = Some(callee);
+        Some(Pass::Held)
+    }
+
+    /// `calls=` after a held callee: a native one's group is written as
+    /// held; a JIT one's is rewritten.
+    fn pass_calls(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        let Callee::Native(id) = self.held.callee? else {
+            // `write_held_call` parses the line (failing as the rewriter would).
+            return Some(Pass::Rewrite);
+        };
+        if !plain_count(&line[b"calls=".len()..]) {
+            CountLine::parse("calls", line).ok()?;
+        }
+        let held = std::mem::take(&mut self.held);
+        for (space, id) in held.defined.into_iter().flatten() {
+            rw.space_mut(space).ids.get_mut(id)?.emitted = true;
+        }
+        if let Some(id) = id.filter(|&id| !rw.part.tables.native_written.contains(id)) {
+            let entry = rw.part.tables.fns.get_mut(id)?;
+            entry.emitted = true;
+            if entry.kind == FnKind::Native {
+                rw.part.tables.native_written.insert(id);
+            }
+        }
+        rw.group.await_verbatim();
+        Some(Pass::Copied)
+    }
+
+    /// Writes the call the lane held (see [`Pass::Rewrite`]) in place of
+    /// the held lines and `line`, its `calls=` line.
+    pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
+        let held = std::mem::take(&mut self.held);
+        let Some(Callee::Jit(callee)) = held.callee else {
+            unreachable!("Pass::Rewrite is for a held JIT callee")
+        };
+        rw.write_jit_call(callee, CountLine::parse("calls", line)?)?;
+        rw.group.await_verbatim();
+        Ok(())
+    }
+}

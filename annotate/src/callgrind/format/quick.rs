@@ -1,0 +1,452 @@
+//! One-pass readers of the common line forms: the fast variants of the
+//! reference parsers in [`position`](super::position) and
+//! [`line`](super::line). Each answers `None` where it is unsure, and the
+//! caller then asks the reference; where it answers, it gives the
+//! reference's answer. Which reference, and which test holds them
+//! together:
+//!
+//! | here | reference | test |
+//! |---|---|---|
+//! | [`columns`] | `Columns::decode` | `one_pass_decoding_agrees_with_the_token_wise_one` |
+//! | [`absolute_columns`] | `Columns::decode_absolute` | the same |
+//! | [`instr_line`], [`absolute_instr_line`] | `Columns::decode`, `decode_absolute` | `instr_line_answers_as_the_token_wise_decoder_where_it_answers` |
+//! | [`first_cost`] | `position::first_cost` | `one_pass_cost_check_agrees_with_the_token_wise_one` |
+//! | [`keyed_id`] | `line::classify` + `line::name_ref` | `keyed_ids_are_only_bare_ids_of_name_keys` |
+//! | [`plain_count`] | `line::CountLine::parse` | `a_plain_count_is_one_the_full_parse_accepts` |
+//! | [`plain_lines`](super::plain_lines) | `Columns::check` on a plain line | its own `*_agree_*` tests |
+
+use super::line::bare_id;
+use super::position::{Pos, MAX_COLUMNS};
+
+/// The address, line and costs of a position line of the columns
+/// `instr line` against `state`, in the form callgrind writes: `*`, `+N`,
+/// `-N` or a number (`0x` hex up to 16 digits, decimal up to 19) in each,
+/// one space after each. `None` for anything else: then
+/// `Columns::decode` reads it (with the same answer where this has one).
+#[inline]
+pub fn instr_line<'a>(text: &'a [u8], state: &Pos) -> Option<(u64, u64, &'a [u8])> {
+    two_columns::<false>(text, state)
+}
+
+/// [`instr_line`] where no state is known: only absolute columns (each
+/// starting with a digit) are read, as `Columns::decode_absolute` does.
+#[inline]
+pub fn absolute_instr_line(text: &[u8]) -> Option<(u64, u64, &[u8])> {
+    two_columns::<true>(text, &[0; MAX_COLUMNS])
+}
+
+/// [`instr_line`]; with `ABSOLUTE`, relative columns are refused.
+#[inline(always)]
+fn two_columns<'a, const ABSOLUTE: bool>(
+    text: &'a [u8],
+    state: &Pos,
+) -> Option<(u64, u64, &'a [u8])> {
+    let column = |text: &'a [u8], prev| {
+        if ABSOLUTE && !matches!(text, [b'0'..=b'9', ..]) {
+            return None;
+        }
+        quick_column(text, prev)
+    };
+    let (addr, rest) = column(text, state[0])?;
+    let (line, costs) = column(rest, state[1])?;
+    let blank_next = matches!(costs.first(), Some(b' ' | b'\t'));
+    (!blank_next).then_some((addr, line, costs))
+}
+
+/// One column of [`instr_line`] and what follows its space.
+#[inline(always)]
+fn quick_column(text: &[u8], prev: u64) -> Option<(u64, &[u8])> {
+    let (&first, after) = text.split_first()?;
+    let (value, rest) = match first {
+        b'*' => (prev, after),
+        b'+' => {
+            let (n, rest) = quick_decimal(after)?;
+            (prev.checked_add(n)?, rest)
+        }
+        b'-' => {
+            let (n, rest) = quick_decimal(after)?;
+            (prev.checked_sub(n)?, rest)
+        }
+        b'0' if after.first() == Some(&b'x') => quick_hex(&after[1..])?,
+        _ => quick_decimal(text)?,
+    };
+    match rest.split_first() {
+        None => Some((value, rest)),
+        Some((b' ', costs)) => Some((value, costs)),
+        Some(_) => None,
+    }
+}
+
+/// 1 to 19 decimal digits at the start of `text`, and the rest.
+#[inline(always)]
+fn quick_decimal(text: &[u8]) -> Option<(u64, &[u8])> {
+    let n = text
+        .iter()
+        .take(20)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if n == 0 || n > 19 {
+        return None;
+    }
+    let value = text[..n]
+        .iter()
+        .fold(0u64, |v, &b| v * 10 + u64::from(b - b'0'));
+    Some((value, &text[n..]))
+}
+
+/// 1 to 16 hex digits at the start of `text`, and the rest.
+#[inline(always)]
+fn quick_hex(text: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value = 0u64;
+    let mut n = 0;
+    while let Some(digit) = text.get(n).and_then(|&b| hex_digit(b)) {
+        value = value.wrapping_shl(4) | u64::from(digit);
+        n += 1;
+    }
+    (1..=16).contains(&n).then(|| (value, &text[n..]))
+}
+
+/// `Columns::decode` of `n` columns in one pass over the common forms;
+/// `None` for anything else (valid or not), which the token-wise decoder
+/// then reads.
+#[inline]
+pub fn columns<'a>(n: usize, text: &'a [u8], state: &Pos) -> Option<(Pos, &'a [u8])> {
+    let mut scan = Scan { text, at: 0 };
+    let mut pos = *state;
+    for (p, prev) in pos.iter_mut().zip(state).take(n) {
+        *p = scan.column(*prev)?;
+    }
+    scan.skip_blanks();
+    Some((pos, &text[scan.at..]))
+}
+
+/// `Columns::decode_absolute` of `n` columns in one pass: `None` where a
+/// column is relative or not of a common form.
+#[inline]
+pub fn absolute_columns(n: usize, text: &[u8]) -> Option<(Pos, &[u8])> {
+    let mut scan = Scan { text, at: 0 };
+    let mut pos = [0; MAX_COLUMNS];
+    let all = pos.iter_mut().take(n).all(|p| {
+        scan.skip_blanks();
+        let relative = matches!(text.get(scan.at), Some(b'*' | b'+' | b'-'));
+        scan.column(0)
+            .filter(|_| !relative)
+            .map(|v| *p = v)
+            .is_some()
+    });
+    all.then(|| {
+        scan.skip_blanks();
+        (pos, &text[scan.at..])
+    })
+}
+
+/// `position::first_cost` in one pass where no number has over 19 digits (no
+/// overflow possible); `None` otherwise, or on a bad byte.
+#[inline]
+pub fn first_cost(costs: &[u8]) -> Option<u64> {
+    let (mut first, mut value, mut digits) = (None, 0u64, 0);
+    for &b in costs {
+        match b {
+            b'0'..=b'9' if digits < 19 => {
+                value = value * 10 + u64::from(b - b'0');
+                digits += 1;
+            }
+            b' ' | b'\t' => {
+                if digits > 0 {
+                    first.get_or_insert(value);
+                }
+                (value, digits) = (0, 0);
+            }
+            _ => return None,
+        }
+    }
+    if digits > 0 {
+        first.get_or_insert(value);
+    }
+    Some(first.unwrap_or(0))
+}
+
+/// A one-pass reader of position columns (see [`columns`]).
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn skip_blanks(&mut self) {
+        while matches!(self.text.get(self.at), Some(b' ' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// One column against `prev`: `*`, `+N`, `-N`, or a number.
+    #[inline]
+    fn column(&mut self, prev: u64) -> Option<u64> {
+        self.skip_blanks();
+        let value = match *self.text.get(self.at)? {
+            b'*' => {
+                self.at += 1;
+                prev
+            }
+            b'+' => {
+                self.at += 1;
+                prev.checked_add(self.number()?)?
+            }
+            b'-' => {
+                self.at += 1;
+                prev.checked_sub(self.number()?)?
+            }
+            _ => self.number()?,
+        };
+        matches!(self.text.get(self.at), None | Some(b' ' | b'\t')).then_some(value)
+    }
+
+    /// `0x` and up to 16 hex digits, or up to 19 decimal digits.
+    #[inline]
+    fn number(&mut self) -> Option<u64> {
+        let text = self.text;
+        let hex = text.get(self.at) == Some(&b'0') && text.get(self.at + 1) == Some(&b'x');
+        let start = if hex { self.at + 2 } else { self.at };
+        let (mut at, mut value) = (start, 0u64);
+        if hex {
+            while let Some(digit) = text.get(at).and_then(|&b| hex_digit(b)) {
+                value = value.wrapping_shl(4) | u64::from(digit);
+                at += 1;
+            }
+        } else {
+            while let Some(digit) = text.get(at).map(|&b| b.wrapping_sub(b'0')) {
+                if digit > 9 {
+                    break;
+                }
+                value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+                at += 1;
+            }
+        }
+        let most = if hex { 16 } else { 19 };
+        if at == start || at - start > most {
+            return None;
+        }
+        self.at = at;
+        Some(value)
+    }
+}
+
+/// The value of a hex digit (either case).
+#[inline]
+fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The keys of name lines [`keyed_id`] knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdKey {
+    /// `ob=`.
+    Ob,
+    /// `fl=`.
+    Fl,
+    /// `fi=` or `fe=`.
+    Fi,
+    /// `fn=`.
+    Fn,
+    /// `cob=`.
+    Cob,
+    /// `cfi=` or `cfl=`.
+    Cfi,
+    /// `cfn=`.
+    Cfn,
+}
+
+/// The key and id of a line `key=(id)`.
+#[inline]
+pub fn keyed_id(line: &[u8]) -> Option<(IdKey, u64)> {
+    let (key, value_at) = match line.get(..4)? {
+        b"ob=(" => (IdKey::Ob, 3),
+        b"fl=(" => (IdKey::Fl, 3),
+        b"fi=(" | b"fe=(" => (IdKey::Fi, 3),
+        b"fn=(" => (IdKey::Fn, 3),
+        b"cob=" => (IdKey::Cob, 4),
+        b"cfi=" | b"cfl=" => (IdKey::Cfi, 4),
+        b"cfn=" => (IdKey::Cfn, 4),
+        _ => return None,
+    };
+    Some((key, bare_id(&line[value_at..])?))
+}
+
+/// True when `value` starts with a count `CountLine::parse` accepts
+/// without a closer look: 1 to 19 digits, then a blank or the end.
+#[inline]
+pub fn plain_count(value: &[u8]) -> bool {
+    let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
+    (1..20).contains(&digits) && matches!(value.get(digits), None | Some(b' ' | b'\t'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::position::{decode_one, first_cost_checked, has_relative, Columns};
+    use super::*;
+
+    /// Position and cost texts of every shape the readers meet, and broken ones.
+    fn shapes() -> Vec<Vec<u8>> {
+        let tokens: [&[u8]; 16] = [
+            b"*",
+            b"+3",
+            b"-2",
+            b"0x1f",
+            b"0X1F",
+            b"17",
+            b"+0x10",
+            b"-0x99999",
+            b"**",
+            b"+",
+            b"0x",
+            b"12a",
+            b"99999999999999999999",
+            b"9999999999999999999",
+            b"18446744073709551616",
+            b"0xffffffffffffffff",
+        ];
+        let mut shapes = Vec::new();
+        for a in tokens {
+            for b in tokens {
+                for sep in [&b" "[..], b"\t ", b""] {
+                    let line = [a, sep, b, b" 5 6"].concat();
+                    shapes.push(line.clone());
+                    shapes.push([a, sep, b].concat());
+                }
+            }
+        }
+        shapes
+    }
+
+    #[test]
+    fn one_pass_decoding_agrees_with_the_token_wise_one() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        for prev in [[0, 0, 0], [0x1000, 7, 0], [u64::MAX, 3, 0]] {
+            for text in shapes() {
+                let (tokens, rest) = cols.split(&text).unwrap_or_default();
+                let absolute = match cols.split(&text) {
+                    Err(e) => Err(Some(e)),
+                    Ok(_) if has_relative(&tokens[..2]) => Err(None),
+                    Ok(_) => {
+                        let values: Result<Vec<u64>, _> =
+                            tokens[..2].iter().map(|t| decode_one(t, 0)).collect();
+                        values.map(|v| ([v[0], v[1], 0], rest)).map_err(Some)
+                    }
+                };
+                assert_eq!(cols.decode_absolute(&text), absolute);
+                let want = cols.decode_checked(&text, &prev);
+                let got = cols.decode(&text, &prev);
+                let text = String::from_utf8_lossy(&text);
+                assert_eq!(got, want, "{text:?} after {prev:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn instr_line_answers_as_the_token_wise_decoder_where_it_answers() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        assert!(cols.is_instr_line());
+        let mut answered = 0;
+        let mut texts = shapes();
+        texts.extend([&b"+3 +1  466"[..], b"+3 +1 \t466", b"+3 +1 ", b"* *"].map(<[u8]>::to_vec));
+        for prev in [[0, 0, 0], [0x1000, 7, 0], [u64::MAX, 3, 0]] {
+            for text in &texts {
+                let Some((addr, line, costs)) = instr_line(text, &prev) else {
+                    continue;
+                };
+                answered += 1;
+                let name = String::from_utf8_lossy(text);
+                let (pos, rest) = cols.decode_checked(text, &prev).expect(&name);
+                assert_eq!(([addr, line], costs), ([pos[0], pos[1]], rest), "{name:?}");
+            }
+        }
+        assert!(answered > 100, "{answered}");
+        let mut absolute = 0;
+        for text in &texts {
+            let Some((addr, line, costs)) = absolute_instr_line(text) else {
+                continue;
+            };
+            absolute += 1;
+            let name = String::from_utf8_lossy(text);
+            let (pos, rest) = cols.decode_absolute(text).expect(&name);
+            assert_eq!(([addr, line], costs), ([pos[0], pos[1]], rest), "{name:?}");
+        }
+        assert!(absolute > 20, "{absolute}");
+        for other in [&b"line"[..], b"instr", b"line instr", b"instr line x"] {
+            assert!(!Columns::parse(other).unwrap().is_instr_line());
+        }
+    }
+
+    #[test]
+    fn one_pass_cost_check_agrees_with_the_token_wise_one() {
+        for text in shapes() {
+            let name = String::from_utf8_lossy(&text);
+            assert_eq!(
+                super::super::position::first_cost(&text),
+                first_cost_checked(&text),
+                "{name:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn keyed_ids_are_only_bare_ids_of_name_keys() {
+        type Case = (&'static [u8], Option<(IdKey, u64)>);
+        let cases: &[Case] = &[
+            (b"ob=(3)", Some((IdKey::Ob, 3))),
+            (b"fl=(12)", Some((IdKey::Fl, 12))),
+            (b"fi=(0)", Some((IdKey::Fi, 0))),
+            (b"fe=(7)", Some((IdKey::Fi, 7))),
+            (b"fn=(1487)", Some((IdKey::Fn, 1487))),
+            (b"cob=(4)", Some((IdKey::Cob, 4))),
+            (b"cfi=(220)", Some((IdKey::Cfi, 220))),
+            (b"cfl=(220)", Some((IdKey::Cfi, 220))),
+            (b"cfn=(2919)", Some((IdKey::Cfn, 2919))),
+            (
+                b"fn=(9999999999999999999)",
+                Some((IdKey::Fn, 9_999_999_999_999_999_999)),
+            ),
+            (b"fn=(18446744073709551616)", None),
+            (b"fn=(12) main", None),
+            (b"fn=main", None),
+            (b"fn=()", None),
+            (b"fn=(1x)", None),
+            (b"fn=(", None),
+            (b"cfn=2919", None),
+            (b"jfn=(3)", None),
+            (b"calls=(3)", None),
+            (b"fnx=(1)", None),
+            (b"", None),
+        ];
+        for &(line, want) in cases {
+            assert_eq!(keyed_id(line), want, "{}", line.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn a_plain_count_is_one_the_full_parse_accepts() {
+        let cases: &[(&[u8], bool)] = &[
+            (b"86 0x43200 126", true),
+            (b"1", true),
+            (b"7\t0x10", true),
+            (b"1234567890123456789 0x1", true),
+            (b"12345678901234567890 0x1", false),
+            (b"", false),
+            (b" 86 0x1", false),
+            (b"8/6 0x1", false),
+            (b"86x 0x1", false),
+        ];
+        for &(value, plain) in cases {
+            assert_eq!(plain_count(value), plain, "{}", value.escape_ascii());
+            let line = [b"calls=".as_slice(), value].concat();
+            if plain {
+                assert!(super::super::line::CountLine::parse("calls", &line).is_ok());
+            }
+        }
+    }
+}

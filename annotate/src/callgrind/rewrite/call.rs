@@ -1,0 +1,218 @@
+//! Writing a call or jump group: the callee's names (a JIT callee's own
+//! object and file), the `calls=`/`jump=` line with its target, and the
+//! position line of the call site (with its source line in JIT code).
+//! Calls between pieces of one JIT function are folded into self cost.
+
+use super::group::{Group, Named, Parsed};
+use super::ids::Sym;
+use super::names::{FnKind, FnRef, Space};
+use super::state::Block;
+use super::{jit, Res, Rewriter};
+use crate::callgrind::format::line::CountLine;
+use crate::callgrind::format::position::{first_cost, Pos};
+
+impl Rewriter<'_> {
+    /// Native code, output state equal to the input's: the names are
+    /// rewritten where the callee is JIT code, the rest is copied.
+    pub(super) fn write_group_early(&mut self, group: &Group) -> Res {
+        let parsed = self.parse_group(group)?;
+        let line = parsed.count.ok_or("group without calls=/jump=")?;
+        let callee = self.group_callee(&parsed)?;
+        if parsed.is_call {
+            let callee = callee.ok_or("calls= without cfn=")?;
+            if let FnKind::Jit { .. } = callee.kind {
+                return self.write_jit_call(callee, line);
+            }
+            self.write_callee_names(&parsed, callee)?;
+        } else {
+            self.write_jump_names(&parsed, callee, None)?;
+            if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
+                let target = self.jit_target(line.target, kind)?;
+                return self.write_count_line(line, target, false);
+            }
+        }
+        Ok(self.out.verbatim(line.raw, true)?)
+    }
+
+    /// A call from native code into JIT code where the output's state
+    /// equals the input's: the callee's own object and file, its name, and
+    /// the target with its source line.
+    pub(in crate::callgrind) fn write_jit_call(&mut self, callee: FnRef, line: CountLine) -> Res {
+        let FnKind::Jit { symbol, .. } = callee.kind else {
+            unreachable!("a JIT callee")
+        };
+        self.write_jit_callee_names(symbol, callee)?;
+        let target = self.jit_target(line.target, callee.kind)?;
+        self.write_count_line(line, target, false)
+    }
+
+    /// `cob=`/`cfi=` where the output's defaults are not the JIT
+    /// function's own, and its `cfn=`.
+    fn write_jit_callee_names(&mut self, symbol: u32, callee: FnRef) -> Res {
+        let jit::Ident {
+            object: ob,
+            file: fl,
+        } = self.jit_ident(symbol);
+        self.name_if_changed("cob", Space::Objects, ob, self.part.output.ob)?;
+        self.name_if_changed("cfi", Space::Files, fl, self.part.output.file)?;
+        self.emit_jit_fn("cfn", callee)
+    }
+
+    /// Anywhere else: positions decoded, the site's line mapped in JIT
+    /// code, calls inside one JIT function folded away.
+    pub(super) fn write_group(
+        &mut self,
+        group: &Group,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
+        let parsed = self.parse_group(group)?;
+        let line = parsed.count.ok_or("group without calls=/jump=")?;
+        let target = self.decode_target(line.target)?;
+        let callee = self.group_callee(&parsed)?;
+        if parsed.is_call && self.folds(callee) {
+            // Self cost already holds it: a jump inside one function.
+            self.stats.folded_calls += 1;
+            let (pos, costs) = self.decode(text)?;
+            first_cost(costs)?;
+            self.part.pos.input = Some(pos);
+            self.part.pos.synced = false;
+            return Ok(());
+        }
+        let site = match self.part.block {
+            Block::Jit(symbol) => {
+                let (pos, costs) = self.decode(text)?;
+                first_cost(costs)?;
+                self.part.pos.input = Some(pos);
+                let (file, out) = self.locate(symbol, pos);
+                self.switch_file(file)?;
+                Some((out, costs))
+            }
+            _ => None,
+        };
+        if parsed.is_call {
+            self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
+        } else {
+            let internal = matches!(
+                (self.part.block, callee.map(|f| f.kind)),
+                (Block::Jit(s), Some(FnKind::Jit { symbol, .. })) if s == symbol
+            );
+            self.write_jump_names(&parsed, callee.filter(|_| !internal), Some(target))?;
+        }
+        let mapped = self.map_target(target, callee);
+        let unchanged = mapped == target && self.part.pos.synced && site.is_none();
+        self.write_count_line(line, mapped, unchanged)?;
+        match site {
+            Some((out, costs)) => self.write_position(out, costs),
+            None => self.copy_position(raw, text, terminated),
+        }
+    }
+
+    /// A call from JIT code to another pseudo-function of the same range
+    /// that is not its entry: callgrind saw a jump as a call.
+    fn folds(&self, callee: Option<FnRef>) -> bool {
+        match (self.part.block, callee.map(|f| f.kind)) {
+            (
+                Block::Jit(caller),
+                Some(FnKind::Jit {
+                    symbol,
+                    entry: false,
+                    ..
+                }),
+            ) => caller == symbol,
+            _ => false,
+        }
+    }
+
+    /// `cob=`/`cfi=`/`cfn=` for the callee: a JIT callee's own object and
+    /// file where the output's defaults differ; the input's lines (or
+    /// explicit names where the defaults changed) for anything else.
+    fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
+        match callee.kind {
+            FnKind::Jit { symbol, .. } => return self.write_jit_callee_names(symbol, callee),
+            _ => {
+                let file = parsed.file.as_ref().map_or(self.part.input.file, |n| n.sym);
+                self.keep_or_name(
+                    "cob",
+                    Space::Objects,
+                    parsed.ob.as_ref(),
+                    self.part.input.ob,
+                    self.part.output.ob,
+                )?;
+                self.keep_or_name(
+                    "cfi",
+                    Space::Files,
+                    parsed.file.as_ref(),
+                    file,
+                    self.part.output.file,
+                )?;
+            }
+        }
+        let (raw, _) = parsed.func.expect("a call has a cfn=");
+        self.emit_fn("cfn", raw, callee, true)
+    }
+
+    /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
+    /// the line table (`target` given); a jump into another JIT function
+    /// names that function's file.
+    fn write_jump_names(
+        &mut self,
+        parsed: &Parsed,
+        target_fn: Option<FnRef>,
+        target: Option<Pos>,
+    ) -> Res {
+        let jit_file = match target_fn.map(|f| f.kind) {
+            Some(FnKind::Jit { symbol, .. }) => Some(self.jit_ident(symbol).file),
+            _ => None,
+        };
+        match (self.part.block, target) {
+            (Block::Jit(symbol), Some(target)) => {
+                let file = jit_file.unwrap_or_else(|| self.locate(symbol, target).0);
+                self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?;
+            }
+            _ => match (jit_file, parsed.file.as_ref()) {
+                (Some(file), _) => {
+                    self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?
+                }
+                (None, Some(named)) => {
+                    self.emit_input_name(Space::Files, named.raw, named.nr, true)?
+                }
+                (None, None) => {}
+            },
+        }
+        match (target_fn, parsed.func) {
+            (Some(f), Some((raw, _))) => self.emit_fn("jfn", raw, f, true),
+            _ => Ok(()),
+        }
+    }
+
+    pub(super) fn name_if_changed(
+        &mut self,
+        key: &str,
+        space: Space,
+        want: Sym,
+        current: Sym,
+    ) -> Res {
+        if want != current {
+            self.emit_sym(key, space, want)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
+    /// object/file explicitly where the output's default no longer fits.
+    fn keep_or_name(
+        &mut self,
+        key: &str,
+        space: Space,
+        given: Option<&Named>,
+        want: Sym,
+        current: Sym,
+    ) -> Res {
+        match given {
+            Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
+            None => self.name_if_changed(key, space, want, current),
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Position lines: copied while the output's reader state equals the
+//! input's, decoded and re-encoded (with source lines) inside JIT blocks.
+
+use super::ids::Sym;
+use super::names::Space;
+use super::state::{Block, Tracking};
+use super::{Fail, Res, Rewriter};
+use crate::callgrind::format::position::{first_cost, Pos};
+use crate::callgrind::format::quick;
+
+impl Rewriter<'_> {
+    /// Switches the output's current file with `fi=`/`fe=`.
+    pub(in crate::callgrind) fn switch_file(&mut self, file: Sym) -> Res {
+        if file == self.part.output.file {
+            return Ok(());
+        }
+        let key = if file == self.part.output.fl {
+            "fe"
+        } else {
+            "fi"
+        };
+        self.emit_sym(key, Space::Files, file)?;
+        self.part.output.file = file;
+        Ok(())
+    }
+
+    /// Writes a position line for `pos` (relative to the output state,
+    /// absolute where that is unknown) followed by `costs`.
+    pub(in crate::callgrind) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
+        let (cols, prev, absolute) = (
+            &self.cols,
+            &self.part.pos.output,
+            self.part.pos.absolute_next,
+        );
+        self.out.composed(|buf| {
+            cols.encode(buf, &pos, prev, absolute);
+            if !costs.is_empty() {
+                buf.push(b' ');
+                buf.extend_from_slice(costs);
+            }
+        })?;
+        self.part.pos.wrote(pos);
+        Ok(())
+    }
+
+    /// Decodes a position line against the input's state. Where fast mode
+    /// has not tracked that state, only absolute values can be placed.
+    pub(in crate::callgrind) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {
+        if let Some(state) = &self.part.pos.input {
+            return Ok(self.cols.decode(text, state)?);
+        }
+        let decoded = self
+            .cols
+            .decode_absolute(text)
+            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))?;
+        // The output's state is unknown too: its next line must be absolute.
+        self.part.pos.absolute_next = true;
+        Ok(decoded)
+    }
+
+    /// The position, costs and first cost of a JIT block's cost line in
+    /// one pass, where positions are tracked and the line has the common
+    /// form of `positions: instr line` (see [`position::instr_line`]);
+    /// `None` for any other line, which [`decode`](Self::decode) reads.
+    #[inline]
+    fn quick_decode<'a>(&self, text: &'a [u8]) -> Option<(Pos, &'a [u8], u64)> {
+        let state = self.part.pos.input.filter(|_| self.cols.is_instr_line())?;
+        let (addr, line, costs) = quick::instr_line(text, &state)?;
+        let cost = quick::first_cost(costs)?;
+        let mut pos = state;
+        (pos[0], pos[1]) = (addr, line);
+        Some((pos, costs, cost))
+    }
+
+    pub(in crate::callgrind) fn cost_line(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
+        match self.part.block {
+            Block::Jit(symbol) => {
+                let (pos, costs, cost) = match self.quick_decode(text) {
+                    Some(decoded) => decoded,
+                    None => {
+                        let (pos, costs) = self.decode(text)?;
+                        (pos, costs, first_cost(costs)?)
+                    }
+                };
+                self.part.pos.input = Some(pos);
+                *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
+                let (file, out) = self.locate(symbol, pos);
+                self.switch_file(file)?;
+                self.write_position(out, costs)
+            }
+            Block::Unnamed(addr) => {
+                let cost = first_cost(self.cols.skip(text)?)?;
+                *self.stats.unnamed_cost.entry(addr).or_default() += cost;
+                self.copy_position(raw, text, terminated)
+            }
+            Block::Native => self.copy_position(raw, text, terminated),
+        }
+    }
+
+    /// Copies a position line outside JIT blocks: verbatim while the
+    /// output's state equals the input's (in fast mode without decoding
+    /// it), else decoded and re-encoded until the two agree again.
+    pub(in crate::callgrind) fn copy_position(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
+        if self.part.pos.synced && (self.tracking == Tracking::Lazy) {
+            self.cols.check(text)?;
+            self.part.pos.forget_input();
+            return Ok(self.out.verbatim(raw, terminated)?);
+        }
+        let before = self.part.pos.input;
+        let (pos, costs) = self.decode(text)?;
+        first_cost(costs)?;
+        self.part.pos.input = Some(pos);
+        let absolute = self.cols.is_absolute(text);
+        let same_meaning = self.part.pos.synced || Some(self.part.pos.output) == before || absolute;
+        if same_meaning && (absolute || !self.part.pos.absolute_next) {
+            (self.part.pos.output, self.part.pos.synced) = (pos, true);
+            return Ok(self.out.verbatim(raw, terminated)?);
+        }
+        self.write_position(pos, costs)
+    }
+}

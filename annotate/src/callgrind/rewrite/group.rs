@@ -1,0 +1,184 @@
+//! Call groups (`cob= cfi= cfn= calls=` + position line) and jump groups
+//! (`jfi= jfn= jump=|jcnd=` + position line). A group is buffered up to its
+//! `calls=`/`jump=` line. In native code whose positions are copied as they
+//! are, it is written right there and its position line follows verbatim;
+//! elsewhere it waits for the position line and is written as one unit:
+//! file switches first, then the callee's names, then the call and its
+//! position.
+
+use super::ids::Sym;
+use super::names::{FnRef, Space};
+use super::state::Tracking;
+use super::{Res, Rewriter};
+use crate::callgrind::format::line::{CountLine, Key, NameRef};
+
+/// True for the keys that belong to a call or jump group.
+pub(super) fn is_group_key(key: Key) -> bool {
+    matches!(
+        key,
+        Key::Cob | Key::Cfi | Key::Cfn | Key::Calls | Key::Jump | Key::Jcnd | Key::Jfi | Key::Jfn
+    )
+}
+
+/// What the group waits for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Await {
+    /// More group lines.
+    #[default]
+    Lines,
+    /// The position line, to write the whole group then.
+    Position,
+    /// The position line, to copy it as it is (the group is written).
+    Verbatim,
+}
+
+/// The buffered lines of one group.
+#[derive(Debug, Default)]
+pub(in crate::callgrind) struct Group {
+    bytes: Vec<u8>,
+    /// Each line's key, and where it and its value start and where it ends
+    /// in `bytes`.
+    lines: Vec<(Key, usize, usize, usize)>,
+    awaiting: Await,
+}
+
+impl Group {
+    /// Nothing buffered or awaited.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.awaiting == Await::Lines
+    }
+
+    /// The `calls=`/`jump=`/`jcnd=` line was seen: a position line is next.
+    pub fn awaits_position(&self) -> bool {
+        self.awaiting == Await::Position
+    }
+
+    /// The group is written; its position line is copied as it is.
+    pub fn awaits_verbatim(&self) -> bool {
+        self.awaiting == Await::Verbatim
+    }
+
+    /// Buffers line `raw` whose value (a suffix of it) is `value`.
+    fn push(&mut self, key: Key, raw: &[u8], value: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(raw);
+        let end = self.bytes.len();
+        self.lines.push((key, start, end - value.len(), end));
+    }
+
+    /// The group was written by the fast lane; its position line is next.
+    pub(in crate::callgrind) fn await_verbatim(&mut self) {
+        self.clear();
+        self.awaiting = Await::Verbatim;
+    }
+
+    /// Forgets the group.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.lines.clear();
+        self.awaiting = Await::Lines;
+    }
+}
+
+/// One group line as input: the raw line and its name.
+pub(super) struct Named<'a> {
+    pub raw: &'a [u8],
+    pub sym: Sym,
+    pub nr: NameRef<'a>,
+}
+
+/// A parsed group.
+#[derive(Default)]
+pub(super) struct Parsed<'a> {
+    pub ob: Option<Named<'a>>,
+    pub file: Option<Named<'a>>,
+    pub func: Option<(&'a [u8], &'a [u8])>,
+    /// The `calls=`/`jump=`/`jcnd=` line, its count and its target text.
+    pub count: Option<CountLine<'a>>,
+    pub is_call: bool,
+}
+
+impl Rewriter<'_> {
+    /// A line of a call or jump group: `raw`, whose value is `value`.
+    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
+        if !matches!(self.group.awaiting, Await::Lines) {
+            return Err("expected a position line after calls=/jump=/jcnd=".into());
+        }
+        if key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn) {
+            return Err("calls= without a cfn= before it".into());
+        }
+        self.group.push(key, raw, value);
+        if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
+            return Ok(());
+        }
+        if !((self.tracking == Tracking::Lazy) && self.part.pos.synced && !self.in_jit()) {
+            self.group.awaiting = Await::Position;
+            return Ok(());
+        }
+        let group = std::mem::take(&mut self.group);
+        let result = self.write_group_early(&group);
+        self.group = group;
+        self.group.clear();
+        self.group.awaiting = Await::Verbatim;
+        result
+    }
+
+    /// The position line of a group already written: copied as it is.
+    pub(super) fn verbatim_group_position(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
+        self.cols.check(text)?;
+        self.part.pos.forget_input();
+        self.group.clear();
+        Ok(self.out.verbatim(raw, terminated)?)
+    }
+
+    pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        let group = std::mem::take(&mut self.group);
+        let result = self.write_group(&group, raw, text, terminated);
+        self.group = group;
+        self.group.clear();
+        result
+    }
+
+    pub(super) fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
+        let object = match (&parsed.ob, parsed.is_call) {
+            (Some(n), true) => n.sym,
+            _ => self.part.input.ob,
+        };
+        parsed
+            .func
+            .map(|(_, value)| self.resolve_fn(value, object))
+            .transpose()
+    }
+
+    pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
+        let mut parsed = Parsed::default();
+        for &(key, start, value_start, end) in &group.lines {
+            let (raw, value) = (&group.bytes[start..end], &group.bytes[value_start..end]);
+            match key {
+                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
+                Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
+                Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
+                _ => {
+                    parsed.is_call = key == Key::Calls;
+                    let name = match key {
+                        Key::Calls => "calls",
+                        Key::Jump => "jump",
+                        _ => "jcnd",
+                    };
+                    parsed.count = Some(CountLine::parse(name, raw)?);
+                }
+            }
+        }
+        Ok(parsed)
+    }
+
+    fn named<'a>(&mut self, space: Space, raw: &'a [u8], value: &'a [u8]) -> Res<Named<'a>> {
+        let (sym, nr) = self.name_value(space, value)?;
+        Ok(Named { raw, sym, nr })
+    }
+}

@@ -1,0 +1,153 @@
+//! JIT code's names and lines: the object and file a JIT symbol is
+//! written under, and the source file and line of an address inside it
+//! (with the last answer remembered: cost lines of one function hit it
+//! again and again).
+
+use super::ids::Sym;
+use super::Rewriter;
+use crate::callgrind::format::position::{Column, Pos};
+use crate::symbols::{Row, SymbolTable};
+
+/// The object and file a JIT symbol is written under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Ident {
+    pub object: Sym,
+    pub file: Sym,
+}
+
+/// What the rewriter learnt of the symbol table so far.
+pub(super) struct JitNames {
+    /// Per symbol, once asked.
+    idents: Vec<Option<Ident>>,
+    /// The interned name of each file of the table, once asked.
+    file_syms: Vec<Option<Sym>>,
+    /// The last answer of [`Rewriter::lookup`].
+    last_found: Option<Located>,
+}
+
+impl JitNames {
+    pub fn new(table: &SymbolTable) -> Self {
+        JitNames {
+            idents: vec![None; table.symbols().len()],
+            file_syms: Vec::new(),
+            last_found: None,
+        }
+    }
+}
+
+/// The symbol table's answer for a range of addresses.
+#[derive(Debug)]
+struct Located {
+    range: std::ops::Range<u64>,
+    /// The symbol's segment, which holds the range.
+    segment: std::ops::Range<u64>,
+    /// Where the row search ended (a hint for the next one).
+    row_index: usize,
+    symbol: u32,
+    row: Option<Row>,
+}
+
+impl Rewriter<'_> {
+    /// The output file and position for a position inside JIT block
+    /// `symbol`: the line table's row for the address, else the
+    /// function's declaration line.
+    pub(super) fn locate(&mut self, symbol: u32, pos: Pos) -> (Sym, Pos) {
+        let Some(li) = self.cols.index(Column::Line) else {
+            return (self.part.output.file, pos);
+        };
+        let mut out = pos;
+        let Some(addr) = self.cols.index(Column::Instr).map(|i| pos[i]) else {
+            out[li] = u64::from(self.table.symbol(symbol).line);
+            return (self.jit_ident(symbol).file, out);
+        };
+        match self.lookup(addr, symbol) {
+            None => (self.jit_ident(symbol).file, pos),
+            Some((_, Some(row))) => {
+                out[li] = u64::from(row.line);
+                (self.file_sym(row.file), out)
+            }
+            Some((found, None)) => {
+                out[li] = u64::from(self.table.symbol(found).line);
+                (self.jit_ident(found).file, out)
+            }
+        }
+    }
+
+    /// The symbol and row covering `addr`, remembering the addresses that
+    /// share the answer: cost lines of one function hit it in a row, or
+    /// at least stay in its segment (then only its rows are searched).
+    /// `near` is the symbol the address most likely belongs to.
+    #[inline]
+    fn lookup(&mut self, addr: u64, near: u32) -> Option<(u32, Option<Row>)> {
+        match &self.jit.last_found {
+            Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
+            _ => self.lookup_again(addr, near),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) outside the last answer's range.
+    fn lookup_again(&mut self, addr: u64, near: u32) -> Option<(u32, Option<Row>)> {
+        let (segment, symbol, hint) = match &self.jit.last_found {
+            Some(found) if found.segment.contains(&addr) => {
+                (found.segment.clone(), found.symbol, found.row_index)
+            }
+            _ => {
+                let (segment, hit) = self.table.lookup_range_near(addr, near)?;
+                (segment, hit.symbol, 0)
+            }
+        };
+        let (span, row, row_index) = self.table.symbol(symbol).row_span_near(addr, hint);
+        let range = segment.start.max(span.start)..segment.end.min(span.end);
+        let found = Located {
+            range,
+            segment,
+            row_index,
+            symbol,
+            row,
+        };
+        self.jit.last_found = Some(found);
+        Some((symbol, row))
+    }
+
+    /// (object, file) names of a JIT symbol.
+    #[inline]
+    pub(super) fn jit_ident(&mut self, symbol: u32) -> Ident {
+        match self.jit.idents[symbol as usize] {
+            Some(ids) => ids,
+            None => self.first_jit_ident(symbol),
+        }
+    }
+
+    #[cold]
+    fn first_jit_ident(&mut self, symbol: u32) -> Ident {
+        let s = self.table.symbol(symbol);
+        let object = self
+            .names
+            .intern(self.table.sources()[s.source].object.as_bytes());
+        let file = match s.file {
+            Some(f) => self.file_sym(f),
+            None => self.names.intern(b"<jit>"),
+        };
+        let ident = Ident { object, file };
+        self.jit.idents[symbol as usize] = Some(ident);
+        ident
+    }
+
+    #[inline]
+    pub(super) fn file_sym(&mut self, file: u32) -> Sym {
+        match self.jit.file_syms.get(file as usize) {
+            Some(&Some(sym)) => sym,
+            _ => self.first_file_sym(file),
+        }
+    }
+
+    #[cold]
+    fn first_file_sym(&mut self, file: u32) -> Sym {
+        let i = file as usize;
+        if self.jit.file_syms.len() <= i {
+            self.jit.file_syms.resize(i + 1, None);
+        }
+        *self.jit.file_syms[i]
+            .get_or_insert_with(|| self.names.intern(self.table.file(file).as_bytes()))
+    }
+}

@@ -1,0 +1,195 @@
+//! The meaning of the rewrite: reads a profile line by line and writes it
+//! back with every JIT pseudo-function renamed, consistently for both
+//! readers.
+//!
+//! Two views of the reader state are kept side by side ([`state`]): what
+//! a reader of the *input* sees and what a reader of the *output* sees.
+//! Lines are copied verbatim while the two agree; where they differ
+//! (inside JIT blocks, and right after them) lines are re-encoded and
+//! `ob=`/`fl=`/`cob=`/`cfi=` lines are added so every function resolves
+//! to one (name, file, object) triple everywhere.
+//!
+//! One function per kind of line ([`Rewriter::line`] dispatches):
+//!
+//! | line | function | file |
+//! |---|---|---|
+//! | `version:` `events:` `positions:` `totals:` … | `header` | header.rs |
+//! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
+//! | `fn=` | `function` | function.rs |
+//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered) | group.rs |
+//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | group.rs, call.rs |
+//! | a cost line | `cost_line` | cost.rs |
+//! | blank, `#` comment | copied | here |
+//!
+//! Names are resolved and written in names.rs (ids in ids.rs); addresses
+//! inside JIT code get their source file and line in jit.rs; call and
+//! jump targets in target.rs. The fast path (`fast/`) calls the same
+//! functions for the lines it does not copy itself.
+
+mod call;
+mod cost;
+mod function;
+mod group;
+mod header;
+pub(in crate::callgrind) mod ids;
+mod jit;
+pub(in crate::callgrind) mod names;
+pub(in crate::callgrind) mod state;
+mod target;
+
+use std::io;
+
+use super::format::line::{classify, Line, LineError};
+use super::format::position::{Column, Columns};
+use super::stats::Stats;
+use super::stream::out::Out;
+use crate::symbols::SymbolTable;
+use ids::{Interner, Sym};
+use state::{Block, Part, Tracking};
+
+pub(in crate::callgrind) use group::Group;
+pub(in crate::callgrind) use names::{FnKind, FnRef, Space};
+
+/// A failure inside one line's handling.
+pub(in crate::callgrind) enum Fail {
+    /// The line is invalid.
+    Line(LineError),
+    /// [`Tracking::Lazy`] cannot place a relative position: track every
+    /// position instead.
+    NeedsExact,
+    /// Writing failed.
+    Io(io::Error),
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Self {
+        Fail::Line(s)
+    }
+}
+
+impl From<&str> for Fail {
+    fn from(s: &str) -> Self {
+        Fail::Line(s.to_string())
+    }
+}
+
+impl From<io::Error> for Fail {
+    fn from(e: io::Error) -> Self {
+        Fail::Io(e)
+    }
+}
+
+/// The result of handling one line.
+pub(in crate::callgrind) type Res<T = ()> = Result<T, Fail>;
+
+/// The rewriter: the part's reader states, the name tables, the JIT
+/// names, the output and the counts.
+pub(in crate::callgrind) struct Rewriter<'t> {
+    pub table: &'t SymbolTable,
+    pub out: Out,
+    /// Every name met, numbered (lives across parts).
+    pub names: Interner,
+    /// The part's position columns.
+    pub cols: Columns,
+    pub part: Part,
+    /// The call or jump group being read.
+    pub group: Group,
+    jit: jit::JitNames,
+    stats: Stats,
+    /// `???`, callgrind's object of code without symbols.
+    unknown: Sym,
+    /// Scratch space for composed lines.
+    buf: Vec<u8>,
+    /// Self cost per JIT symbol (a vector: this is on the hot path).
+    jit_costs: Vec<Option<u64>>,
+    tracking: Tracking,
+    totals: header::Totals,
+}
+
+impl<'t> Rewriter<'t> {
+    pub(in crate::callgrind) fn new(table: &'t SymbolTable, out: Out, tracking: Tracking) -> Self {
+        let mut names = Interner::default();
+        let none = names.intern(b"");
+        let unknown = names.intern(b"???");
+        Rewriter {
+            table,
+            out,
+            names,
+            cols: Columns::default(),
+            part: Part::new(none),
+            group: Group::default(),
+            jit: jit::JitNames::new(table),
+            stats: Stats::default(),
+            unknown,
+            buf: Vec::with_capacity(256),
+            jit_costs: vec![None; table.symbols().len()],
+            tracking,
+            totals: header::Totals::default(),
+        }
+    }
+
+    /// The tracking the rewriter was made with.
+    pub(in crate::callgrind) fn tracking(&self) -> Tracking {
+        self.tracking
+    }
+
+    /// True once the part's `events:` line was read (cost lines may come).
+    pub(in crate::callgrind) fn in_body(&self) -> bool {
+        self.totals.events_seen
+    }
+
+    /// Handles one line (without its line end); `terminated` is false for
+    /// a last line without a newline.
+    pub(in crate::callgrind) fn line(&mut self, raw: &[u8], terminated: bool) -> Res {
+        let parsed = classify(raw)?;
+        match parsed {
+            Line::Spec { key, value } if group::is_group_key(key) => {
+                self.group_line(key, raw, value)
+            }
+            Line::Position(text) if self.group.awaits_position() => {
+                self.finish_group(raw, text, terminated)
+            }
+            Line::Position(text) if self.group.awaits_verbatim() => {
+                self.verbatim_group_position(raw, text, terminated)
+            }
+            _ if self.group.awaits_position() || self.group.awaits_verbatim() => {
+                Err("expected a position line after calls=/jump=/jcnd=".into())
+            }
+            _ if !self.group.is_empty() => {
+                Err("a call (cfn=/calls=) or jump (jump=/jcnd=) is not finished".into())
+            }
+            Line::Blank | Line::Comment => Ok(self.out.verbatim(raw, terminated)?),
+            Line::Header { key, value } => self.header(raw, key, value, terminated),
+            Line::Spec { key, value } => self.spec(raw, key, value, terminated),
+            Line::Position(text) => self.cost_line(raw, text, terminated),
+        }
+    }
+
+    /// True for an LF position line that [`line`](Self::line) would hand
+    /// to [`cost_line`](Self::cost_line) as it is (no call or jump open).
+    #[inline]
+    pub(in crate::callgrind) fn takes_position(&self, line: &[u8]) -> bool {
+        super::format::line::starts_position(line)
+            && line.last() != Some(&b'\r')
+            && self.group.is_empty()
+    }
+
+    /// Ends the rewrite: the counts.
+    pub(in crate::callgrind) fn finish(mut self) -> Res<Stats> {
+        if !self.group.is_empty() {
+            return Err("file ends inside a call or jump".into());
+        }
+        self.end_block()?;
+        self.close_part_totals();
+        self.out.finish()?;
+        let costs = self.jit_costs.iter().enumerate();
+        self.stats.jit_cost = costs.filter_map(|(i, c)| Some((i as u32, (*c)?))).collect();
+        self.stats.has_instr = self.cols.index(Column::Instr).is_some();
+        self.stats.has_line = self.cols.index(Column::Line).is_some();
+        Ok(self.stats)
+    }
+
+    fn in_jit(&self) -> bool {
+        matches!(self.part.block, Block::Jit(_))
+    }
+}

@@ -1,0 +1,138 @@
+//! The reader state of one part, twice: what a reader of the *input* has
+//! as its current object, file and position, and what a reader of the
+//! *output* has. Where the two agree, a line means the same in both and
+//! is copied as it is; where our own lines made them differ, lines are
+//! re-encoded until they agree again.
+
+use super::ids::{IdSet, NameSpace, Sym};
+use super::names::FnEntry;
+use crate::callgrind::format::position::Pos;
+
+use super::ids::IdMap;
+
+/// How much of the input's position state the rewriter tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum Tracking {
+    /// Position lines are copied undecoded while the two states agree
+    /// (the input's position is then forgotten). Relies on callgrind's
+    /// habit of writing the first position of each function absolutely;
+    /// stops with `Fail::NeedsExact` where the input breaks it.
+    Lazy,
+    /// Every position line is decoded (any valid input).
+    Every,
+}
+
+/// The names a reader has as current: `ob=`, `fl=` (the function's file)
+/// and `fi=`/`fe=` (the file of the cost lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) struct Current {
+    pub ob: Sym,
+    pub fl: Sym,
+    pub file: Sym,
+}
+
+impl Current {
+    fn new(none: Sym) -> Self {
+        Current {
+            ob: none,
+            fl: none,
+            file: none,
+        }
+    }
+}
+
+/// The two readers' positions, and whether they mean the same.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::callgrind) struct Positions {
+    /// The input reader's position; `None` where lines were copied without
+    /// decoding them ([`Tracking::Lazy`]).
+    pub input: Option<Pos>,
+    /// The output reader's position.
+    pub output: Pos,
+    /// The output's position state means the same as the input's: a
+    /// relative position line may be copied as it is.
+    pub synced: bool,
+    /// The next position written must be absolute (the output's state is
+    /// not one a relative line could follow).
+    pub absolute_next: bool,
+}
+
+impl Default for Positions {
+    fn default() -> Self {
+        Positions {
+            input: Some([0; 3]),
+            output: [0; 3],
+            synced: true,
+            absolute_next: false,
+        }
+    }
+}
+
+impl Positions {
+    /// A position line was copied without decoding it.
+    pub fn forget_input(&mut self) {
+        self.input = None;
+    }
+
+    /// We wrote a position line for `pos`.
+    pub fn wrote(&mut self, pos: Pos) {
+        self.output = pos;
+        self.absolute_next = false;
+        self.synced = self.input == Some(pos);
+    }
+}
+
+/// Which function the current cost lines belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum Block {
+    /// Not a JIT function (or no function yet).
+    Native,
+    /// An address-named function under `???` outside every JIT range.
+    Unnamed(u64),
+    /// A renamed JIT function: the symbol's index.
+    Jit(u32),
+}
+
+/// The name tables of one part (ids restart at each part).
+#[derive(Default)]
+pub(in crate::callgrind) struct Tables {
+    pub obs: NameSpace,
+    pub files: NameSpace,
+    pub fns: IdMap<FnEntry>,
+    /// Function ids of native functions the output has defined: the fast
+    /// lane copies their references without looking further.
+    pub native_written: IdSet,
+}
+
+/// Reader state of one part.
+pub(in crate::callgrind) struct Part {
+    pub tables: Tables,
+    pub input: Current,
+    pub output: Current,
+    pub pos: Positions,
+    pub block: Block,
+}
+
+impl Part {
+    pub fn new(none: Sym) -> Self {
+        Part {
+            tables: Tables::default(),
+            input: Current::new(none),
+            output: Current::new(none),
+            pos: Positions::default(),
+            block: Block::Native,
+        }
+    }
+
+    /// The output's object and function file are the input's: a `fn=`
+    /// line means the same function in both.
+    pub fn same_function_names(&self) -> bool {
+        self.output.ob == self.input.ob && self.output.fl == self.input.fl
+    }
+
+    /// The output's object and current file are the input's: a call's
+    /// `cob=`/`cfi=` defaults mean the same in both.
+    pub fn same_call_defaults(&self) -> bool {
+        self.output.ob == self.input.ob && self.output.file == self.input.file
+    }
+}

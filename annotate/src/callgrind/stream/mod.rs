@@ -1,0 +1,7 @@
+//! Input and output on threads of their own: the [`reader`] fills chunks
+//! ahead of the rewriter (and marks their plain cost lines), the
+//! [`writer`] writes batches that [`out`] gathers.
+
+pub mod out;
+pub mod reader;
+pub mod writer;
