@@ -37,8 +37,7 @@ fn jitdump(c: &mut Criterion) {
             let mut t = SymbolTable::builder();
             t.add_jitdump("jit.dump".into(), &data, BiasMode::Detect)
                 .unwrap();
-            let t = t.build();
-            t
+            t.build()
         })
     });
     g.finish();

@@ -16,7 +16,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use jit_client::jitdump::write::{self, CodeLoad, DebugEntry};
+use jit_client::jitdump::write;
+use jit_client::jitdump::{CodeLoad, DebugEntry};
 
 const PID: u32 = 4242;
 const JIT_BASE: u64 = 0x4000_0000;
@@ -202,22 +203,22 @@ fn write_jitdump(out: &mut impl Write) -> std::io::Result<()> {
             .map(|k| DebugEntry {
                 addr: addr + k * 0x40,
                 line: (i % 500 + k) as u32 + 1,
-                column: 1,
+                discrim: 1,
                 file: file.as_bytes(),
             })
             .collect();
         write::debug_info(&mut buf, 0, addr, rows.into_iter());
         let name = format!("jit_function_{i}");
         let load = CodeLoad {
-            timestamp: 0,
             pid: PID,
             tid: PID,
             code_addr: addr,
             code_size: JIT_SIZE,
             code_index: i,
             name: name.as_bytes(),
+            code: Some(&code),
         };
-        write::code_load_head(&mut buf, &load);
+        write::code_load_head(&mut buf, 0, &load);
         buf.extend_from_slice(&code);
     }
     out.write_all(&buf)

@@ -9,8 +9,9 @@ pub mod cli;
 pub mod command;
 mod discover;
 pub mod input;
-pub mod jitdump;
-pub mod names;
+/// The jitdump format, read with jit-client's reader (one model of the
+/// format for the writer and the reader).
+pub use jit_client::jitdump;
 mod output;
 pub mod perfmap;
 pub mod record;

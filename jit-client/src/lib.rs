@@ -34,7 +34,6 @@ pub mod jitdump;
 #[cfg(feature = "live")]
 mod live;
 pub mod live_folder;
-mod names;
 mod options;
 pub mod perfmap;
 mod session;

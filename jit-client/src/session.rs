@@ -142,7 +142,7 @@ impl Session {
                 Err(e) => return self.live_failed(&mut state, &format!("live mode off: {e}")),
             }
         }
-        let name = crate::names::function_name(name, code.as_ptr() as u64);
+        let name = crate::writer::function_name(name, code.as_ptr() as u64);
         let result = state.live.as_mut().map(|live| live.map(code, &name, lines));
         match result {
             Some(Err(crate::live::LiveError::Refused(why))) => {

@@ -1,10 +1,11 @@
 //! The open files of one process: the jitdump and the perf map.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::jitdump::{format, write};
+use crate::jitdump::{format, write, CodeLoad, DebugEntry};
 use crate::options::Options;
 use crate::sys;
 
@@ -125,7 +126,7 @@ impl Writer {
         lines: &[LineEntry],
     ) -> Result<(), Failure> {
         let addr = code.as_ptr() as u64;
-        let name = crate::names::function_name(name, addr);
+        let name = function_name(name, addr);
         let result = self
             .write_jitdump(code, &name, lines)
             .map_err(Failure::Jitdump);
@@ -149,16 +150,16 @@ impl Writer {
         self.buf
             .reserve(code.len() + name.len() + 64 + lines.len() * 32);
         push_debug_info(&mut self.buf, timestamp, addr, code.len() as u64, lines);
-        let load = write::CodeLoad {
-            timestamp,
+        let load = CodeLoad {
             pid: self.pid,
             tid: sys::tid(),
             code_addr: addr,
             code_size: code.len() as u64,
             code_index: self.next_index,
             name,
+            code: Some(code),
         };
-        write::code_load_head(&mut self.buf, &load);
+        write::code_load_head(&mut self.buf, timestamp, &load);
         // One write: cheaper than writev here, and a record is never split.
         self.buf.extend_from_slice(code);
         (&jitdump.file).write_all(&self.buf)?;
@@ -251,17 +252,37 @@ fn push_debug_info(buf: &mut Vec<u8>, timestamp: u64, addr: u64, size: u64, line
         return;
     }
     let entries = inside
-        .map(|l| write::DebugEntry {
+        .map(|l| DebugEntry {
             addr: addr + u64::from(l.offset),
             line: l.line,
-            column: l.column,
+            discrim: l.column,
             file: l.file,
         })
-        .chain(std::iter::once(write::DebugEntry {
+        .chain(std::iter::once(DebugEntry {
             addr: addr + size,
             line: 0,
-            column: 0,
+            discrim: 0,
             file: b"",
         }));
     write::debug_info(buf, timestamp, addr, entries);
+}
+
+/// The name as given, or `jit_<addr>` when empty. (Bytes that would break
+/// the files are replaced when the name is written.)
+pub(crate) fn function_name(name: &[u8], addr: u64) -> Cow<'_, [u8]> {
+    if name.is_empty() {
+        return Cow::Owned(format!("jit_{addr:x}").into_bytes());
+    }
+    Cow::Borrowed(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_names_get_the_address() {
+        assert_eq!(&*function_name(b"", 0x1f), b"jit_1f");
+        assert_eq!(&*function_name(b"f", 0x1f), b"f");
+    }
 }

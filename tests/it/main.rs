@@ -4,6 +4,7 @@ mod clean;
 mod cli;
 mod client_safety;
 mod corrupt;
+mod every_fixture;
 mod expand;
 mod golden;
 mod identity;

@@ -7,7 +7,7 @@
 //!
 //! The jitdumps are read with linux-perf-data, not with annotate's reader.
 //! Perf map names are split into name, file and line by annotate's
-//! `names::split` (name conventions, not rewriting).
+//! `runtime_names::split` (name conventions, not rewriting).
 //!
 //! The rules, each stated once:
 //! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
@@ -183,7 +183,7 @@ fn range(
     rank: u8,
     lines: Vec<(u64, u64, String)>,
 ) -> Range {
-    let split = annotate::names::split(raw);
+    let split = annotate::symbols::runtime_names::split(raw);
     let first = lines.iter().find(|l| l.1 != 0);
     let file = first
         .map(|l| l.2.clone())

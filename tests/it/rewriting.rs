@@ -21,8 +21,7 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
             table.add_perf_map(path.clone(), &data);
         }
     }
-    let table = table.build();
-    table
+    table.build()
 }
 
 /// Which of the rewrite's passes to run.

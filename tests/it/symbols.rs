@@ -2,7 +2,8 @@
 //! on jitdumps built with jit-client's own encoder.
 
 use annotate::symbols::{BiasMode, SymbolTable};
-use jit_client::jitdump::write::{self, CodeLoad, DebugEntry};
+use jit_client::jitdump::write;
+use jit_client::jitdump::{CodeLoad, DebugEntry};
 
 fn header() -> Vec<u8> {
     let mut buf = Vec::new();
@@ -12,15 +13,15 @@ fn header() -> Vec<u8> {
 
 fn load(buf: &mut Vec<u8>, addr: u64, size: u64, index: u64, name: &[u8]) {
     let load = CodeLoad {
-        timestamp: 0,
         pid: 1,
         tid: 1,
         code_addr: addr,
         code_size: size,
         code_index: index,
         name,
+        code: None,
     };
-    write::code_load_head(buf, &load);
+    write::code_load_head(buf, 0, &load);
     buf.resize(buf.len() + size as usize, 0x90);
 }
 
@@ -28,7 +29,7 @@ fn debug(buf: &mut Vec<u8>, addr: u64, rows: &[(u64, u32)]) {
     let entries = rows.iter().map(|&(a, line)| DebugEntry {
         addr: a,
         line,
-        column: 0,
+        discrim: 0,
         file: b"f.toy",
     });
     write::debug_info(buf, 0, addr, entries);
@@ -42,8 +43,7 @@ fn table(dump: &[u8], map: Option<&[u8]>) -> SymbolTable {
     table
         .add_jitdump("jit-1.dump".into(), dump, BiasMode::Detect)
         .unwrap();
-    let table = table.build();
-    table
+    table.build()
 }
 
 fn name_at(table: &SymbolTable, addr: u64) -> Option<(String, bool)> {

@@ -14,9 +14,9 @@ fn table() -> &'static SymbolTable {
     static TABLE: OnceLock<SymbolTable> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = SymbolTable::builder();
-        t.add_jitdump("jit-9747.dump".into(), DUMP, BiasMode::Detect).expect("fixture");
-        let t = t.build();
-        t
+        t.add_jitdump("jit-9747.dump".into(), DUMP, BiasMode::Detect)
+            .expect("fixture");
+        t.build()
     })
 }
 

@@ -6,7 +6,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut table = SymbolTable::builder();
-    if table.add_jitdump("f.dump".into(), data, BiasMode::Detect).is_ok() {
+    if table
+        .add_jitdump("f.dump".into(), data, BiasMode::Detect)
+        .is_ok()
+    {
         let table = table.build();
         for s in table.symbols().iter().take(64) {
             let _ = table.lookup(s.start);

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{Row, Symbol, SymbolTable};
-use crate::jitdump::{DebugEntry, Jitdump, Load, Record};
+use crate::jitdump::{CodeLoad, DebugEntry, Jitdump, Record};
 
 /// How to treat the +0x40 ELF-header bias V8 and LLVM add to line addresses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,12 +74,12 @@ fn report_problems(table: &mut SymbolTable, source: usize, dump: &Jitdump) {
 fn load_symbol(
     table: &mut SymbolTable,
     source: usize,
-    load: &Load,
+    load: &CodeLoad,
     debug: &[DebugEntry],
     bias: BiasMode,
 ) -> Symbol {
     let raw = String::from_utf8_lossy(load.name);
-    let split = crate::names::split(&raw);
+    let split = super::runtime_names::split(&raw);
     let rows = rows(table, load, debug, bias);
     let first = rows.iter().find(|r| r.line != 0);
     let file = first
@@ -104,7 +104,12 @@ fn load_symbol(
 /// Entries as offsets, bias removed, out-of-range ones dropped, sorted,
 /// the last entry per offset kept. A sentinel (line 0 or no file) is kept
 /// as a row with line 0: it ends the previous row's range.
-fn rows(table: &mut SymbolTable, load: &Load, debug: &[DebugEntry], bias: BiasMode) -> Vec<Row> {
+fn rows(
+    table: &mut SymbolTable,
+    load: &CodeLoad,
+    debug: &[DebugEntry],
+    bias: BiasMode,
+) -> Vec<Row> {
     let offsets: Vec<Option<u64>> = debug
         .iter()
         .map(|e| e.addr.checked_sub(load.code_addr))

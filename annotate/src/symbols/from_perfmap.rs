@@ -6,7 +6,7 @@ use crate::perfmap::PerfMap;
 
 pub fn add(table: &mut SymbolTable, source: usize, map: &PerfMap) {
     for entry in &map.entries {
-        let split = crate::names::split(&entry.name);
+        let split = super::runtime_names::split(&entry.name);
         let file = split.file.as_deref().map(|f| table.intern_file(f));
         table.push(Symbol {
             name: split.name,

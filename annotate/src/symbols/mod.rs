@@ -7,6 +7,7 @@
 
 mod from_jitdump;
 mod from_perfmap;
+pub mod runtime_names;
 mod segments;
 
 use indexmap::IndexSet;

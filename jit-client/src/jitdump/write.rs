@@ -4,20 +4,7 @@
 //! one buffer and hand each finished record to a single `write`/`writev`.
 
 use super::format::{self, RecordType};
-
-/// One DEBUG_INFO entry: an absolute address and the source position of the
-/// instructions starting there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DebugEntry<'a> {
-    /// Absolute address of the first instruction of this position.
-    pub addr: u64,
-    /// 1-based source line; 0 ends the previous entry's range (sentinel).
-    pub line: u32,
-    /// Column (1-based, 0 for none), stored in the discriminator field.
-    pub column: u32,
-    /// Source file name, without NUL bytes.
-    pub file: &'a [u8],
-}
+use super::{CodeLoad, DebugEntry};
 
 fn put_u32(buf: &mut Vec<u8>, v: u32) {
     buf.extend_from_slice(&v.to_ne_bytes());
@@ -67,7 +54,7 @@ where
     for e in entries {
         put_u64(buf, e.addr);
         put_u32(buf, e.line);
-        put_u32(buf, e.column);
+        put_u32(buf, e.discrim);
         put_str(buf, e.file);
     }
     buf.resize(buf.len() + format::pad8(unpadded), 0);
@@ -87,30 +74,12 @@ pub fn put_str(buf: &mut Vec<u8>, s: &[u8]) {
     buf.push(0);
 }
 
-/// The fields of a CODE_LOAD record other than the code bytes.
-#[derive(Clone, Copy, Debug)]
-pub struct CodeLoad<'a> {
-    /// Record timestamp (CLOCK_MONOTONIC nanoseconds).
-    pub timestamp: u64,
-    /// Process id.
-    pub pid: u32,
-    /// Thread id of the thread that loaded the code.
-    pub tid: u32,
-    /// Address of the code.
-    pub code_addr: u64,
-    /// Size of the code in bytes.
-    pub code_size: u64,
-    /// Unique, increasing id of this load.
-    pub code_index: u64,
-    /// Function name, without NUL bytes.
-    pub name: &'a [u8],
-}
-
 /// Appends a CODE_LOAD record up to and including the name's NUL; the caller
-/// writes the `code_size` code bytes right after it.
-pub fn code_load_head(buf: &mut Vec<u8>, load: &CodeLoad) {
+/// writes the `code_size` code bytes right after it (`load.code` is not
+/// written here).
+pub fn code_load_head(buf: &mut Vec<u8>, timestamp: u64, load: &CodeLoad) {
     let total = format::CODE_LOAD_FIXED_SIZE + load.name.len() + 1 + load.code_size as usize;
-    put_prefix(buf, RecordType::CODE_LOAD, total, load.timestamp);
+    put_prefix(buf, RecordType::CODE_LOAD, total, timestamp);
     put_u32(buf, load.pid);
     put_u32(buf, load.tid);
     put_u64(buf, load.code_addr);
@@ -140,7 +109,7 @@ mod tests {
         let entries = [DebugEntry {
             addr: 0x1000,
             line: 3,
-            column: 1,
+            discrim: 1,
             file: b"a.js",
         }];
         debug_info(&mut buf, 7, 0x1000, entries.iter().copied());
@@ -161,15 +130,15 @@ mod tests {
     fn code_load_head_counts_the_code() {
         let mut buf = Vec::new();
         let load = CodeLoad {
-            timestamp: 1,
             pid: 2,
             tid: 3,
             code_addr: 0x4000,
             code_size: 10,
             code_index: 0,
             name: b"f",
+            code: None,
         };
-        code_load_head(&mut buf, &load);
+        code_load_head(&mut buf, 1, &load);
         assert_eq!(buf.len(), 56 + 2);
         let size = u32::from_ne_bytes(buf[4..8].try_into().unwrap()) as usize;
         assert_eq!(size, buf.len() + 10);

@@ -6,5 +6,6 @@
 
 pub mod line;
 pub mod plain_lines;
+pub mod pos;
 pub mod position;
 pub mod quick;

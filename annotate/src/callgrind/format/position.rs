@@ -3,12 +3,7 @@
 //! not) and encoding the way callgrind writes them.
 
 use super::line::{parse_u64, LineError};
-
-/// Most columns a `positions:` line may list.
-pub const MAX_COLUMNS: usize = 3;
-
-/// Absolute values of all columns.
-pub type Pos = [u64; MAX_COLUMNS];
+pub use super::pos::{Pos, MAX_COLUMNS};
 
 /// What a column holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

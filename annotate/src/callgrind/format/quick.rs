@@ -16,7 +16,7 @@
 //! | [`plain_lines`](super::plain_lines) | `Columns::check` on a plain line | its own `*_agree_*` tests |
 
 use super::line::bare_id;
-use super::position::{Pos, MAX_COLUMNS};
+use super::pos::{Pos, MAX_COLUMNS};
 
 /// The address, line and costs of a position line of the columns
 /// `instr line` against `state`, in the form callgrind writes: `*`, `+N`,

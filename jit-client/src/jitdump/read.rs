@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use jit_client::jitdump::format::{self, RecordType};
+use super::format::{self, RecordType};
+use super::{CodeLoad, DebugEntry};
 use nom::bytes::complete::{tag, take, take_until};
 use nom::number::complete::{u32 as nom_u32, u64 as nom_u64};
 use nom::number::Endianness;
@@ -30,23 +31,6 @@ pub struct Header {
     pub flags: u64,
 }
 
-/// A CODE_LOAD record.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Load<'a> {
-    /// Thread that loaded the code.
-    pub tid: u32,
-    /// Address of the code.
-    pub code_addr: u64,
-    /// Size of the code.
-    pub code_size: u64,
-    /// The writer's unique id for this load.
-    pub code_index: u64,
-    /// Function name as written (not necessarily UTF-8).
-    pub name: &'a [u8],
-    /// The code bytes, when the record carries them.
-    pub code: Option<&'a [u8]>,
-}
-
 /// A CODE_MOVE record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Move {
@@ -60,24 +44,11 @@ pub struct Move {
     pub code_index: u64,
 }
 
-/// One DEBUG_INFO entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DebugEntry<'a> {
-    /// Address of the first instruction of this position.
-    pub addr: u64,
-    /// Source line (0 = none).
-    pub line: u32,
-    /// Column + 1 (V8), a DWARF discriminator (LLVM) or 0.
-    pub discrim: u32,
-    /// Source file name (empty = none).
-    pub file: &'a [u8],
-}
-
 /// One record, in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
     /// Code was loaded.
-    Load(Load<'a>),
+    Load(CodeLoad<'a>),
     /// Code moved.
     Move(Move),
     /// Lines for the code at `code_addr`.
@@ -350,8 +321,8 @@ fn c_string(i: &[u8]) -> IResult<&[u8], &[u8]> {
     Ok((i, s))
 }
 
-fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], Load<'_>> {
-    let (i, _pid) = nom_u32(e)(i)?;
+fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], CodeLoad<'_>> {
+    let (i, pid) = nom_u32(e)(i)?;
     let (i, tid) = nom_u32(e)(i)?;
     let (i, _vma) = nom_u64(e)(i)?;
     let (i, code_addr) = nom_u64(e)(i)?;
@@ -371,7 +342,8 @@ fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], Load<'_>> {
         .filter(|c| !c.is_empty());
     Ok((
         i,
-        Load {
+        CodeLoad {
+            pid,
             tid,
             code_addr,
             code_size,

@@ -1,0 +1,99 @@
+//! Every fixture at once: the fast pass against the reference, and the
+//! oracle on every output.
+
+use std::path::{Path, PathBuf};
+
+use crate::expand;
+use crate::oracle;
+use crate::rewrite::{files, gunzip};
+use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
+use crate::util;
+
+/// Every fixture profile with its symbol sources, and a generated one
+/// (`dir` receives the decompressed and generated files).
+fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let variants = util::fixture("c-demo-variants");
+    let mut cases = vec![
+        (
+            util::fixture("moarvm-words/callgrind.out.2422"),
+            files("moarvm-words", &["perf-2422.map"]),
+        ),
+        (
+            util::fixture("rakudo-fib/callgrind.out.9687"),
+            files("rakudo-fib", &["perf-9687.map"]),
+        ),
+        (
+            util::fixture("c-demo/callgrind.out.9747"),
+            files("c-demo", &["jit-9747.dump"]),
+        ),
+        (
+            util::fixture("c-demo-parts/combined.out.9775"),
+            files("c-demo-parts", &["jit-9775.dump"]),
+        ),
+        (
+            gunzip("node-fib", "callgrind.out.13064", dir),
+            vec![
+                gunzip("node-fib", "jit-13064.dump", dir),
+                util::fixture("node-fib/perf-13064.map"),
+            ],
+        ),
+    ];
+    for (variant, pid) in [
+        ("nocompress", 18156),
+        ("lineonly", 18164),
+        ("callers", 18172),
+        ("instronly", 18180),
+    ] {
+        cases.push((
+            variants.join(format!("{variant}.callgrind.out.{pid}")),
+            vec![variants.join(format!("jit-{pid}.dump"))],
+        ));
+    }
+    for call_jit_percent in [15, 73] {
+        let dir = dir.join(format!("generated-{call_jit_percent}"));
+        let (profile, dump) = util::generated_profile(&dir, 2, call_jit_percent);
+        cases.push((profile, vec![dump]));
+    }
+    cases
+}
+
+#[test]
+fn fast_and_exact_mode_outputs_mean_the_same() {
+    let dir = util::scratch("modes");
+    for (profile, sources) in all_fixtures(&dir) {
+        let table = table(&sources);
+        let input = std::fs::read(&profile).unwrap();
+        let (fast, _) = rewrite_bytes(&input, &table, 1 << 16);
+        let (exact, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Exact);
+        let (fast, exact) = (
+            String::from_utf8(fast).unwrap(),
+            String::from_utf8(exact).unwrap(),
+        );
+        let (fast, exact) = (expand::expand(&fast), expand::expand(&exact));
+        assert_eq!(fast.len(), exact.len(), "{}", profile.display());
+        if let Some(i) = (0..fast.len()).find(|&i| fast[i] != exact[i]) {
+            panic!(
+                "{}: record {i} differs:\nfast:  {:?}\nexact: {:?}",
+                profile.display(),
+                fast[i],
+                exact[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn the_oracle_holds_on_every_fixture() {
+    let dir = util::scratch("oracle-fixtures");
+    for (profile, sources) in all_fixtures(&dir) {
+        let input = std::fs::read(&profile).unwrap();
+        let (output, _) = rewrite_bytes(&input, &table(&sources), 1 << 16);
+        let symbols = oracle::Symbols::read(&sources);
+        oracle::check(
+            &profile.display().to_string(),
+            &String::from_utf8(input).unwrap(),
+            &String::from_utf8(output).unwrap(),
+            &symbols,
+        );
+    }
+}
