@@ -4,7 +4,7 @@
 //! `0x000000000483c000`, plus a recursion level (`'2`) and, with
 //! `--separate-callers`, caller names (`'0x...c100'main`).
 
-use crate::symbols::SymbolTable;
+use crate::symbols::{SymbolId, SymbolTable};
 
 /// True for an object that is a live-mode image of jit-client
 /// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
@@ -37,7 +37,7 @@ pub fn address(name: &[u8]) -> Option<(u64, usize)> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitName {
     /// Index of the symbol.
-    pub symbol: u32,
+    pub symbol: SymbolId,
     /// The new full name, suffixes kept (`fib'2`).
     pub name: Vec<u8>,
     /// The address is the range's start (a call here is a real call).

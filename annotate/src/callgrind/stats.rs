@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::symbols::SymbolId;
+
 /// Counts gathered while rewriting one profile.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -10,12 +12,12 @@ pub struct Stats {
     /// Self cost of the first event over all cost lines.
     pub total: u64,
     /// Self cost (first event) per JIT symbol now named.
-    pub jit_cost: BTreeMap<u32, u64>,
+    pub jit_cost: BTreeMap<SymbolId, u64>,
     /// Self cost (first event) still in address-named functions under
     /// `???`, by address: code outside every known JIT range.
     pub unnamed_cost: HashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
-    pub ambiguous: BTreeSet<u32>,
+    pub ambiguous: BTreeSet<SymbolId>,
     /// Calls between pseudo-functions of one range, folded into self cost.
     pub folded_calls: u64,
     /// Whether the profile has an instruction column.

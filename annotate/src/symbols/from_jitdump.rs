@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Row, Symbol, SymbolTable};
+use super::{FileId, Row, Symbol, SymbolTable};
 use crate::jitdump::{CodeLoad, DebugEntry, Jitdump, Record};
 
 /// How to treat the +0x40 ELF-header bias V8 and LLVM add to line addresses.
@@ -133,7 +133,7 @@ fn rows(
         let file = clean_file(entry.file);
         let (line, file) = match file {
             Some(f) if entry.line != 0 => (entry.line, table.intern_file(&f)),
-            _ => (0, 0),
+            _ => (0, FileId(0)),
         };
         rows.push(Row { offset, line, file });
     }

@@ -44,7 +44,7 @@ pub struct Row {
     /// Source line; 0 means no location (a sentinel).
     pub line: u32,
     /// Index of the file in the table's file list.
-    pub file: u32,
+    pub file: FileId,
 }
 
 /// One JIT code range.
@@ -53,7 +53,7 @@ pub struct Symbol {
     /// Function name (split from the runtime's convention).
     pub name: String,
     /// File index of the function's source file, if known.
-    pub file: Option<u32>,
+    pub file: Option<FileId>,
     /// Declaration line (from the name or the first row), 0 if unknown.
     pub line: u32,
     /// Start address.
@@ -118,11 +118,33 @@ impl Symbol {
     }
 }
 
+/// A symbol's number in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SymbolId(pub u32);
+
+impl SymbolId {
+    /// The symbol's index in [`SymbolTable::symbols`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A source file name's number in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
+impl FileId {
+    /// The name's index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// An address lookup result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
     /// Index of the winning symbol.
-    pub symbol: u32,
+    pub symbol: SymbolId,
     /// Another range with a different name also covered the address.
     pub ambiguous: bool,
 }
@@ -149,7 +171,7 @@ pub struct SymbolTable {
     /// Per symbol, the index of the first segment it owns (`u32::MAX` for
     /// none): a lookup that knows its symbol starts there.
     first_segment: Vec<u32>,
-    priorities: Vec<(u8, u32)>,
+    priorities: Vec<(u8, SymbolId)>,
     /// What was skipped while reading the sources.
     pub report: BuildReport,
 }
@@ -221,14 +243,15 @@ impl SymbolTable {
             SourceKind::PerfMap => 0,
             SourceKind::Jitdump => 1,
         };
-        self.priorities.push((rank, self.symbols.len() as u32));
+        self.priorities
+            .push((rank, SymbolId(self.symbols.len() as u32)));
         self.symbols.push(symbol);
     }
 
-    fn intern_file(&mut self, name: &str) -> u32 {
+    fn intern_file(&mut self, name: &str) -> FileId {
         match self.files.get_index_of(name) {
-            Some(id) => id as u32,
-            None => self.files.insert_full(name.to_string()).0 as u32,
+            Some(id) => FileId(id as u32),
+            None => FileId(self.files.insert_full(name.to_string()).0 as u32),
         }
     }
 
@@ -237,7 +260,7 @@ impl SymbolTable {
         self.segments = segments::build(&self.symbols, &self.priorities);
         self.first_segment = vec![u32::MAX; self.symbols.len()];
         for (i, seg) in self.segments.iter().enumerate().rev() {
-            self.first_segment[seg.symbol as usize] = i as u32;
+            self.first_segment[seg.symbol.index()] = i as u32;
         }
     }
 
@@ -260,17 +283,21 @@ impl SymbolTable {
     /// [`SymbolTable::lookup_range`] for an address most likely in the
     /// first segment of `symbol` (a JIT block's own code): checked there
     /// before searching all segments, whose search misses the caches.
-    pub fn lookup_range_near(&self, addr: u64, symbol: u32) -> Option<(std::ops::Range<u64>, Hit)> {
-        let first = self.first_segment.get(symbol as usize).copied();
+    pub fn lookup_range_near(
+        &self,
+        addr: u64,
+        symbol: SymbolId,
+    ) -> Option<(std::ops::Range<u64>, Hit)> {
+        let first = self.first_segment.get(symbol.index()).copied();
         match first.and_then(|i| self.segments.get(i as usize)) {
             Some(seg) if seg.start <= addr && addr < seg.end => Some(seg.answer()),
             _ => self.lookup_range(addr),
         }
     }
 
-    /// Symbol by index.
-    pub fn symbol(&self, index: u32) -> &Symbol {
-        &self.symbols[index as usize]
+    /// The symbol numbered `id`.
+    pub fn symbol(&self, id: SymbolId) -> &Symbol {
+        &self.symbols[id.index()]
     }
 
     /// All symbols.
@@ -278,9 +305,9 @@ impl SymbolTable {
         &self.symbols
     }
 
-    /// File name by index.
-    pub fn file(&self, index: u32) -> &str {
-        &self.files[index as usize]
+    /// The file name numbered `id`.
+    pub fn file(&self, id: FileId) -> &str {
+        &self.files[id.index()]
     }
 
     /// The sources read.
@@ -311,7 +338,7 @@ mod tests {
         let row = |offset, line| Row {
             offset,
             line,
-            file: 0,
+            file: FileId(0),
         };
         let rows = vec![
             row(0, 3),
@@ -372,7 +399,7 @@ mod tests {
             let want = table.lookup_range(addr);
             for symbol in 0..table.symbols().len() as u32 + 1 {
                 assert_eq!(
-                    table.lookup_range_near(addr, symbol),
+                    table.lookup_range_near(addr, SymbolId(symbol)),
                     want,
                     "{addr:#x} near {symbol}"
                 );

@@ -3,27 +3,27 @@
 
 use std::collections::BTreeSet;
 
-use super::Symbol;
+use super::{Symbol, SymbolId};
 
 /// A disjoint address range and its winning symbol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub start: u64,
     pub end: u64,
-    pub symbol: u32,
+    pub symbol: SymbolId,
     pub ambiguous: bool,
 }
 
 /// Sweeps over all range boundaries, keeping the covering symbols ordered
 /// by priority (`(rank, index)`: a jitdump beats a map, later beats earlier).
-pub fn build(symbols: &[Symbol], priorities: &[(u8, u32)]) -> Vec<Segment> {
+pub fn build(symbols: &[Symbol], priorities: &[(u8, SymbolId)]) -> Vec<Segment> {
     let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(symbols.len() * 2);
     for (i, s) in symbols.iter().enumerate().filter(|(_, s)| s.size > 0) {
         events.push((s.start, true, i));
         events.push((s.start.saturating_add(s.size), false, i));
     }
     events.sort_unstable_by_key(|&(addr, start, _)| (addr, start));
-    let mut active: BTreeSet<(u8, u32)> = BTreeSet::new();
+    let mut active: BTreeSet<(u8, SymbolId)> = BTreeSet::new();
     let mut segments: Vec<Segment> = Vec::new();
     let mut i = 0;
     while i < events.len() {
@@ -40,13 +40,13 @@ pub fn build(symbols: &[Symbol], priorities: &[(u8, u32)]) -> Vec<Segment> {
         let (Some(&(_, top)), Some(next)) = (active.last(), events.get(i)) else {
             continue;
         };
-        let name = &symbols[top as usize].name;
+        let name = &symbols[top.index()].name;
         let ambiguous = active
             .iter()
             .rev()
             .skip(1)
             .take(8)
-            .any(|&(_, o)| symbols[o as usize].name != *name);
+            .any(|&(_, o)| symbols[o.index()].name != *name);
         push(
             &mut segments,
             Segment {

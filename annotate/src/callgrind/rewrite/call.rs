@@ -10,6 +10,7 @@ use super::state::Block;
 use super::{jit, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::position::{first_cost, Pos};
+use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
     /// Native code, output state equal to the input's: the names are
@@ -48,7 +49,7 @@ impl Rewriter<'_> {
 
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
     /// function's own, and its `cfn=`.
-    fn write_jit_callee_names(&mut self, symbol: u32, callee: FnRef) -> Res {
+    fn write_jit_callee_names(&mut self, symbol: SymbolId, callee: FnRef) -> Res {
         let jit::Ident {
             object: ob,
             file: fl,

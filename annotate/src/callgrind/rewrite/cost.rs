@@ -88,7 +88,7 @@ impl Rewriter<'_> {
                     }
                 };
                 self.part.pos.input = Some(pos);
-                *self.jit_costs[symbol as usize].get_or_insert(0) += cost;
+                *self.jit_costs[symbol.index()].get_or_insert(0) += cost;
                 let (file, out) = self.locate(symbol, pos);
                 self.switch_file(file)?;
                 self.write_position(out, costs)

@@ -31,8 +31,15 @@ impl Hasher for Fnv {
 /// A hash map keyed by names or ids.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
-/// An interned name.
-pub type Sym = u32;
+/// An interned name: names compare by this number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sym(u32);
+
+impl Sym {
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// Maps names to small numbers; lives across parts.
 #[derive(Debug, Default)]
@@ -47,7 +54,7 @@ impl Interner {
         if let Some(&sym) = self.ids.get(name) {
             return sym;
         }
-        let sym = self.names.len() as Sym;
+        let sym = Sym(self.names.len() as u32);
         self.names.push(name.into());
         self.ids.insert(name.into(), sym);
         sym
@@ -55,7 +62,7 @@ impl Interner {
 
     /// The name of `sym`.
     pub fn name(&self, sym: Sym) -> &[u8] {
-        &self.names[sym as usize]
+        &self.names[sym.index()]
     }
 }
 
@@ -176,7 +183,7 @@ impl NameSpace {
                 emitted: false,
             },
         );
-        let i = sym as usize;
+        let i = sym.index();
         if self.first_ids.len() <= i {
             self.first_ids.resize(i + 1, None);
         }
@@ -186,6 +193,6 @@ impl NameSpace {
     /// The first id the input defined for `sym`.
     #[inline]
     pub fn first_id(&self, sym: Sym) -> Option<u64> {
-        self.first_ids.get(sym as usize).copied().flatten()
+        self.first_ids.get(sym.index()).copied().flatten()
     }
 }

@@ -6,7 +6,7 @@
 use super::ids::Sym;
 use super::Rewriter;
 use crate::callgrind::format::position::{Column, Pos};
-use crate::symbols::{Row, SymbolTable};
+use crate::symbols::{FileId, Row, SymbolId, SymbolTable};
 
 /// The object and file a JIT symbol is written under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ struct Located {
     segment: std::ops::Range<u64>,
     /// Where the row search ended (a hint for the next one).
     row_index: usize,
-    symbol: u32,
+    symbol: SymbolId,
     row: Option<Row>,
 }
 
@@ -51,7 +51,7 @@ impl Rewriter<'_> {
     /// The output file and position for a position inside JIT block
     /// `symbol`: the line table's row for the address, else the
     /// function's declaration line.
-    pub(super) fn locate(&mut self, symbol: u32, pos: Pos) -> (Sym, Pos) {
+    pub(super) fn locate(&mut self, symbol: SymbolId, pos: Pos) -> (Sym, Pos) {
         let Some(li) = self.cols.index(Column::Line) else {
             return (self.part.output.file, pos);
         };
@@ -78,7 +78,7 @@ impl Rewriter<'_> {
     /// at least stay in its segment (then only its rows are searched).
     /// `near` is the symbol the address most likely belongs to.
     #[inline]
-    fn lookup(&mut self, addr: u64, near: u32) -> Option<(u32, Option<Row>)> {
+    fn lookup(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
         match &self.jit.last_found {
             Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
             _ => self.lookup_again(addr, near),
@@ -86,7 +86,7 @@ impl Rewriter<'_> {
     }
 
     /// [`lookup`](Self::lookup) outside the last answer's range.
-    fn lookup_again(&mut self, addr: u64, near: u32) -> Option<(u32, Option<Row>)> {
+    fn lookup_again(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
         let (segment, symbol, hint) = match &self.jit.last_found {
             Some(found) if found.segment.contains(&addr) => {
                 (found.segment.clone(), found.symbol, found.row_index)
@@ -111,15 +111,15 @@ impl Rewriter<'_> {
 
     /// (object, file) names of a JIT symbol.
     #[inline]
-    pub(super) fn jit_ident(&mut self, symbol: u32) -> Ident {
-        match self.jit.idents[symbol as usize] {
+    pub(super) fn jit_ident(&mut self, symbol: SymbolId) -> Ident {
+        match self.jit.idents[symbol.index()] {
             Some(ids) => ids,
             None => self.first_jit_ident(symbol),
         }
     }
 
     #[cold]
-    fn first_jit_ident(&mut self, symbol: u32) -> Ident {
+    fn first_jit_ident(&mut self, symbol: SymbolId) -> Ident {
         let s = self.table.symbol(symbol);
         let object = self
             .names
@@ -129,21 +129,21 @@ impl Rewriter<'_> {
             None => self.names.intern(b"<jit>"),
         };
         let ident = Ident { object, file };
-        self.jit.idents[symbol as usize] = Some(ident);
+        self.jit.idents[symbol.index()] = Some(ident);
         ident
     }
 
     #[inline]
-    pub(super) fn file_sym(&mut self, file: u32) -> Sym {
-        match self.jit.file_syms.get(file as usize) {
+    pub(super) fn file_sym(&mut self, file: FileId) -> Sym {
+        match self.jit.file_syms.get(file.index()) {
             Some(&Some(sym)) => sym,
             _ => self.first_file_sym(file),
         }
     }
 
     #[cold]
-    fn first_file_sym(&mut self, file: u32) -> Sym {
-        let i = file as usize;
+    fn first_file_sym(&mut self, file: FileId) -> Sym {
+        let i = file.index();
         if self.jit.file_syms.len() <= i {
             self.jit.file_syms.resize(i + 1, None);
         }

@@ -36,6 +36,8 @@ mod jit;
 pub(in crate::callgrind) mod names;
 pub(in crate::callgrind) mod state;
 mod target;
+#[cfg(test)]
+mod tests;
 
 use std::io;
 
@@ -43,7 +45,7 @@ use super::format::line::{classify, Line, LineError};
 use super::format::position::{Column, Columns};
 use super::stats::Stats;
 use super::stream::out::Out;
-use crate::symbols::SymbolTable;
+use crate::symbols::{SymbolId, SymbolTable};
 use ids::{Interner, Sym};
 use state::{Block, Part, Tracking};
 
@@ -183,7 +185,9 @@ impl<'t> Rewriter<'t> {
         self.close_part_totals();
         self.out.finish()?;
         let costs = self.jit_costs.iter().enumerate();
-        self.stats.jit_cost = costs.filter_map(|(i, c)| Some((i as u32, (*c)?))).collect();
+        self.stats.jit_cost = costs
+            .filter_map(|(i, c)| Some((SymbolId(i as u32), (*c)?)))
+            .collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
         Ok(self.stats)

@@ -5,6 +5,7 @@ use super::ids::{NameSpace, Sym};
 use super::{Res, Rewriter};
 use crate::callgrind::address_names;
 use crate::callgrind::format::line::{name_ref, NameRef};
+use crate::symbols::SymbolId;
 
 /// What a function id stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,7 +15,7 @@ pub(in crate::callgrind) enum FnKind {
     Renamed(Sym),
     Unnamed(u64),
     Jit {
-        symbol: u32,
+        symbol: SymbolId,
         name: Sym,
         entry: bool,
         /// The address the pseudo-function was named after.

@@ -9,6 +9,7 @@ use super::names::FnEntry;
 use crate::callgrind::format::position::Pos;
 
 use super::ids::IdMap;
+use crate::symbols::SymbolId;
 
 /// How much of the input's position state the rewriter tracks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +91,7 @@ pub(in crate::callgrind) enum Block {
     /// An address-named function under `???` outside every JIT range.
     Unnamed(u64),
     /// A renamed JIT function: the symbol's index.
-    Jit(u32),
+    Jit(SymbolId),
 }
 
 /// The name tables of one part (ids restart at each part).
@@ -134,5 +135,27 @@ impl Part {
     /// `cob=`/`cfi=` defaults mean the same in both.
     pub fn same_call_defaults(&self) -> bool {
         self.output.ob == self.input.ob && self.output.file == self.input.file
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_position_is_in_sync_only_where_it_equals_the_input_one() {
+        let mut pos = Positions {
+            input: Some([5, 7, 0]),
+            output: [0; 3],
+            synced: false,
+            absolute_next: true,
+        };
+        pos.wrote([5, 7, 0]);
+        assert!(pos.synced && !pos.absolute_next && pos.output == [5, 7, 0]);
+        pos.wrote([5, 9, 0]);
+        assert!(!pos.synced);
+        pos.forget_input();
+        pos.wrote([5, 7, 0]);
+        assert!(!pos.synced, "an unknown input position is never in sync");
     }
 }

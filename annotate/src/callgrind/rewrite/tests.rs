@@ -1,0 +1,71 @@
+//! One rule per test, on profiles of a few lines: the whole output is
+//! compared, so any other change to the lines shows too.
+
+use crate::callgrind::passes;
+use crate::symbols::SymbolTable;
+
+const HEAD: &str = "positions: instr line\nevents: Ir\n";
+
+/// `sum_to` at 0x1000..0x1100 (file sum.calc), from a perf map at `/m`.
+fn table() -> SymbolTable {
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("/m".into(), b"1000 100 sum_to(sum.calc:3)\n");
+    table.build()
+}
+
+/// The body after [`HEAD`], rewritten by the lazy pass.
+fn rewrite(body: &str) -> String {
+    let mut out = Vec::new();
+    passes::lazy(format!("{HEAD}{body}").as_bytes(), &mut out, &table()).unwrap();
+    String::from(String::from_utf8(out).unwrap().strip_prefix(HEAD).unwrap())
+}
+
+/// The same by the exact pass.
+fn rewrite_exact(body: &str) -> String {
+    let mut out = Vec::new();
+    passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table()).unwrap();
+    String::from(String::from_utf8(out).unwrap().strip_prefix(HEAD).unwrap())
+}
+
+#[test]
+fn a_jit_function_brings_its_own_object_and_file() {
+    let out = rewrite("ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000001000\n0x1000 0 5\n");
+    let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=sum.calc\nfn=(1) sum_to\n0x1000 3 5\n";
+    assert_eq!(out, want);
+    assert_eq!(
+        rewrite_exact("ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000001000\n0x1000 0 5\n"),
+        want
+    );
+}
+
+#[test]
+fn a_call_into_jit_code_names_the_callee_object_file_and_line() {
+    let body = "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x400000 7 1\n\
+                cob=(2) ???\ncfi=(2) ???\ncfn=(3) 0x0000000000001000\n\
+                calls=1 0x1000 0\n0x400004 8 50\n";
+    let want = "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x400000 7 1\n\
+                cob=/m\ncfi=sum.calc\ncfn=(3) sum_to\n\
+                calls=1 0x1000 3\n0x400004 8 50\n";
+    assert_eq!(rewrite(body), want);
+    // The exact pass knows the input's position (line 7) and writes the
+    // target's line relative to it.
+    let exact = want.replace("calls=1 0x1000 3", "calls=1 0x1000 -4");
+    assert_eq!(rewrite_exact(body), exact);
+}
+
+#[test]
+fn native_code_after_a_jit_block_gets_its_names_back() {
+    let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000001000\n0x1000 0 5\n\
+                ob=(2) /bin/a\nfl=(2) a.c\nfn=(2) main\n0x400000 7 1\n";
+    let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=sum.calc\nfn=(1) sum_to\n0x1000 3 5\n\
+                ob=(2) /bin/a\nfl=(2) a.c\nfn=(2) main\n0x400000 7 1\n";
+    assert_eq!(rewrite(body), want);
+}
+
+#[test]
+fn native_lines_stay_byte_for_byte() {
+    let body = "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x400000 7 1\n+4 * 2\n\
+                cfn=(2) f\ncalls=1 0x400100 9\n* +1 30\n";
+    assert_eq!(rewrite(body), body);
+    assert_eq!(rewrite_exact(body), body);
+}
