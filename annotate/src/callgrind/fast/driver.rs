@@ -152,8 +152,12 @@ impl Driver {
                         .map_err(RewriteError::Io)?;
                     run_start = self.start;
                     let held = self.held.take();
-                    let (buf, lines) = (&self.buf[..line_end], self.lines);
-                    rewrite_line(rw, &mut self.lane, pass, buf, line_start, held, lines)?;
+                    let site = Site {
+                        buf: &self.buf[..line_end],
+                        start: line_start,
+                        lines: self.lines,
+                    };
+                    rewrite_line(rw, &mut self.lane, pass, &site, held)?;
                 }
             }
             lane = Lane::open(rw);
@@ -263,17 +267,24 @@ fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(),
     rw.out.chunk_done(chunk).map_err(RewriteError::Io)
 }
 
-/// A line the lane did not copy, `buf[start..]`: a call the lane
-/// rewrites, or a line for the rewriter after any lines the lane `held`.
+/// Where a line is: `buf[start..]`, and how to count its number.
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    buf: &'a [u8],
+    start: usize,
+    lines: LineCount,
+}
+
+/// A line the lane did not copy: a call the lane rewrites, or a line for
+/// the rewriter after any lines the lane `held`.
 fn rewrite_line(
     rw: &mut Rewriter<'_>,
     lane: &mut Lane,
     pass: Pass,
-    buf: &[u8],
-    start: usize,
+    site: &Site<'_>,
     held: Option<usize>,
-    lines: LineCount,
 ) -> Result<(), RewriteError> {
+    let Site { buf, start, lines } = *site;
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
     if pass == Pass::Rewrite {

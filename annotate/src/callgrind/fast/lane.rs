@@ -68,6 +68,7 @@ impl Lane {
     /// True while the lane may take lines: lazy tracking, native code,
     /// output state equal to the input's, and no call or jump being
     /// rewritten.
+    #[inline]
     pub(super) fn open(rw: &Rewriter<'_>) -> bool {
         rw.tracking() == Tracking::Lazy
             && rw.part.pos.synced
@@ -84,6 +85,7 @@ impl Lane {
     /// Handles `line` in the lane if it can (see [`Pass`]). On
     /// [`Pass::Declined`] nothing held is kept: the rewriter is to see the
     /// held lines again.
+    #[inline]
     pub(super) fn pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Pass {
         let pass = self.try_pass(rw, line).unwrap_or(Pass::Declined);
         if pass == Pass::Declined {
@@ -94,6 +96,7 @@ impl Lane {
 
     /// The driver copied plain cost lines (see `plain_lines`), with no call
     /// lines held.
+    #[inline]
     pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>) {
         rw.part.pos.forget_input();
         rw.group.clear();

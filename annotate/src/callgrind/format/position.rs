@@ -178,7 +178,16 @@ impl Columns {
     /// Writes `pos` relative to `prev` the way callgrind does: `*` when
     /// equal, `+N`/`-N` for small steps, else absolute (hex for addresses);
     /// `absolute` forces absolute values.
+    #[inline]
     pub fn encode(&self, out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
+        if self.is_instr_line() {
+            return super::quick::encode_instr_line(out, pos, prev, absolute);
+        }
+        self.encode_columns(out, pos, prev, absolute);
+    }
+
+    /// [`encode`](Self::encode) column by column, for any columns.
+    pub(super) fn encode_columns(&self, out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
         out.reserve(20 * MAX_COLUMNS);
         for (i, kind) in self.kinds.iter().enumerate() {
             if i > 0 {
@@ -225,7 +234,7 @@ pub fn decimal(digits: &mut [u8; 20], mut v: u64) -> &[u8] {
 }
 
 /// `v` as `0x` and lowercase hex, written into the end of `digits`.
-fn hex(digits: &mut [u8; 18], mut v: u64) -> &[u8] {
+pub(super) fn hex(digits: &mut [u8; 18], mut v: u64) -> &[u8] {
     let mut i = digits.len();
     loop {
         i -= 1;

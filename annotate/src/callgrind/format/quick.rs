@@ -10,6 +10,7 @@
 //! | [`columns`] | `Columns::decode` | `one_pass_decoding_agrees_with_the_token_wise_one` |
 //! | [`absolute_columns`] | `Columns::decode_absolute` | the same |
 //! | [`instr_line`], [`absolute_instr_line`] | `Columns::decode`, `decode_absolute` | `instr_line_answers_as_the_token_wise_decoder_where_it_answers` |
+//! | [`encode_instr_line`] | `Columns::encode_columns` | `encoding_instr_line_in_one_go_agrees_with_the_column_wise_one` |
 //! | [`first_cost`] | `position::first_cost` | `one_pass_cost_check_agrees_with_the_token_wise_one` |
 //! | [`keyed_id`] | `line::classify` + `line::name_ref` | `keyed_ids_are_only_bare_ids_of_name_keys` |
 //! | [`plain_count`] | `line::CountLine::parse` | `a_plain_count_is_one_the_full_parse_accepts` |
@@ -285,6 +286,88 @@ pub fn plain_count(value: &[u8]) -> bool {
     (1..20).contains(&digits) && matches!(value.get(digits), None | Some(b' ' | b'\t'))
 }
 
+/// `Columns::encode` of the columns `instr line`: composed in a block of
+/// fixed size at the output's end, then cut to length (copies of a size
+/// known when compiling stay inline; a push per byte would check the
+/// capacity each time).
+#[inline]
+pub fn encode_instr_line(out: &mut Vec<u8>, pos: &Pos, prev: &Pos, absolute: bool) {
+    let start = out.len();
+    out.resize(start + ENCODED_MAX, 0);
+    let buf: &mut [u8; ENCODED_MAX] = (&mut out[start..]).try_into().expect("resized");
+    let at = encode_column::<true>(buf, 0, pos[0], prev[0], absolute);
+    buf[at] = b' ';
+    let end = encode_column::<false>(buf, at + 1, pos[1], prev[1], absolute);
+    out.truncate(start + end);
+}
+
+/// The longest `instr line` encoding: `0x` and 16 hex digits, a blank,
+/// 20 decimal digits.
+const ENCODED_MAX: usize = 40;
+
+/// One column of [`encode_instr_line`] at `buf[at..]`; where it ends.
+#[inline(always)]
+fn encode_column<const INSTR: bool>(
+    buf: &mut [u8; ENCODED_MAX],
+    at: usize,
+    v: u64,
+    p: u64,
+    absolute: bool,
+) -> usize {
+    if !absolute {
+        let step = if v == p {
+            Some((b'*', 0))
+        } else if p > 0 && v > p && v - p < 100 {
+            Some((b'+', v - p))
+        } else if p > 0 && v < p && p - v < 100 {
+            Some((b'-', p - v))
+        } else {
+            None
+        };
+        match step {
+            Some((b'*', _)) => {
+                buf[at] = b'*';
+                return at + 1;
+            }
+            Some((sign, n)) if n < 10 => {
+                (buf[at], buf[at + 1]) = (sign, b'0' + n as u8);
+                return at + 2;
+            }
+            Some((sign, n)) => {
+                buf[at] = sign;
+                (buf[at + 1], buf[at + 2]) = (b'0' + (n / 10) as u8, b'0' + (n % 10) as u8);
+                return at + 3;
+            }
+            None => {}
+        }
+    }
+    if INSTR {
+        let digits = (64 - (v | 1).leading_zeros()).div_ceil(4) as usize;
+        (buf[at], buf[at + 1]) = (b'0', b'x');
+        for i in 0..digits {
+            let nibble = (v >> (4 * (digits - 1 - i))) & 15;
+            buf[at + 2 + i] = b"0123456789abcdef"[nibble as usize];
+        }
+        at + 2 + digits
+    } else {
+        let mut digits = [0u8; 20];
+        let mut n = 0;
+        let mut rest = v;
+        loop {
+            digits[19 - n] = b'0' + (rest % 10) as u8;
+            n += 1;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        for i in 0..n {
+            buf[at + i] = digits[20 - n + i];
+        }
+        at + n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::position::{decode_one, first_cost_checked, has_relative, Columns};
@@ -446,6 +529,30 @@ mod tests {
             let line = [b"calls=".as_slice(), value].concat();
             if plain {
                 assert!(super::super::line::CountLine::parse("calls", &line).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn encoding_instr_line_in_one_go_agrees_with_the_column_wise_one() {
+        let cols = Columns::parse(b"instr line").unwrap();
+        let values = [0, 1, 9, 10, 99, 100, 101, 0x401000, u64::MAX - 1, u64::MAX];
+        let steps = [0, 1, 9, 10, 11, 99, 100, 101];
+        let mut near = Vec::new();
+        for &v in &values {
+            for &s in &steps {
+                near.extend([v.wrapping_add(s), v.wrapping_sub(s)]);
+            }
+        }
+        for (&a, &b) in near.iter().zip(near.iter().rev()) {
+            for &p in near.iter().step_by(7) {
+                for absolute in [false, true] {
+                    let (pos, prev) = ([a, b, 0], [p, b.wrapping_add(3), 0]);
+                    let (mut quick, mut reference) = (Vec::new(), Vec::new());
+                    encode_instr_line(&mut quick, &pos, &prev, absolute);
+                    cols.encode_columns(&mut reference, &pos, &prev, absolute);
+                    assert_eq!(quick, reference, "{pos:?} after {prev:?}");
+                }
             }
         }
     }

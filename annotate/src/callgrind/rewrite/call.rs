@@ -77,7 +77,7 @@ impl Rewriter<'_> {
             self.stats.folded_calls += 1;
             let (pos, costs) = self.decode(text)?;
             first_cost(costs)?;
-            self.part.pos.input = Some(pos);
+            self.part.pos.set_input(pos);
             self.part.pos.synced = false;
             return Ok(());
         }
@@ -85,7 +85,7 @@ impl Rewriter<'_> {
             Block::Jit(symbol) => {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
-                self.part.pos.input = Some(pos);
+                self.part.pos.set_input(pos);
                 let (file, out) = self.locate(symbol, pos);
                 self.switch_file(file)?;
                 Some((out, costs))

@@ -46,7 +46,7 @@ impl Rewriter<'_> {
     /// Decodes a position line against the input's state. Where fast mode
     /// has not tracked that state, only absolute values can be placed.
     pub(in crate::callgrind) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {
-        if let Some(state) = &self.part.pos.input {
+        if let Some(state) = self.part.pos.input() {
             return Ok(self.cols.decode(text, state)?);
         }
         let decoded = self
@@ -64,7 +64,11 @@ impl Rewriter<'_> {
     /// `None` for any other line, which [`decode`](Self::decode) reads.
     #[inline]
     fn quick_decode<'a>(&self, text: &'a [u8]) -> Option<(Pos, &'a [u8], u64)> {
-        let state = self.part.pos.input.filter(|_| self.cols.is_instr_line())?;
+        let state = *self
+            .part
+            .pos
+            .input()
+            .filter(|_| self.cols.is_instr_line())?;
         let (addr, line, costs) = quick::instr_line(text, &state)?;
         let cost = quick::first_cost(costs)?;
         let mut pos = state;
@@ -87,7 +91,7 @@ impl Rewriter<'_> {
                         (pos, costs, first_cost(costs)?)
                     }
                 };
-                self.part.pos.input = Some(pos);
+                self.part.pos.set_input(pos);
                 *self.jit_costs[symbol.index()].get_or_insert(0) += cost;
                 let (file, out) = self.locate(symbol, pos);
                 self.switch_file(file)?;
@@ -116,10 +120,10 @@ impl Rewriter<'_> {
             self.part.pos.forget_input();
             return Ok(self.out.verbatim(raw, terminated)?);
         }
-        let before = self.part.pos.input;
+        let before = self.part.pos.input().copied();
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
-        self.part.pos.input = Some(pos);
+        self.part.pos.set_input(pos);
         let absolute = self.cols.is_absolute(text);
         let same_meaning = self.part.pos.synced || Some(self.part.pos.output) == before || absolute;
         if same_meaning && (absolute || !self.part.pos.absolute_next) {

@@ -45,9 +45,12 @@ impl Current {
 /// The two readers' positions, and whether they mean the same.
 #[derive(Clone, Copy, Debug)]
 pub(in crate::callgrind) struct Positions {
-    /// The input reader's position; `None` where lines were copied without
-    /// decoding them ([`Tracking::Lazy`]).
-    pub input: Option<Pos>,
+    /// The input reader's position, where `input_known` (see
+    /// [`input`](Self::input)).
+    input: Pos,
+    /// False where lines were copied without decoding them
+    /// ([`Tracking::Lazy`]).
+    input_known: bool,
     /// The output reader's position.
     pub output: Pos,
     /// The output's position state means the same as the input's: a
@@ -61,7 +64,8 @@ pub(in crate::callgrind) struct Positions {
 impl Default for Positions {
     fn default() -> Self {
         Positions {
-            input: Some([0; 3]),
+            input: [0; 3],
+            input_known: true,
             output: [0; 3],
             synced: true,
             absolute_next: false,
@@ -70,16 +74,32 @@ impl Default for Positions {
 }
 
 impl Positions {
-    /// A position line was copied without decoding it.
-    pub fn forget_input(&mut self) {
-        self.input = None;
+    /// The input reader's position; `None` where lines were copied without
+    /// decoding them ([`Tracking::Lazy`]).
+    #[inline]
+    pub fn input(&self) -> Option<&Pos> {
+        self.input_known.then_some(&self.input)
     }
 
-    /// We wrote a position line for `pos`.
+    /// The input reader moved to `pos`.
+    #[inline]
+    pub fn set_input(&mut self, pos: Pos) {
+        (self.input, self.input_known) = (pos, true);
+    }
+
+    /// A position line was copied without decoding it.
+    pub fn forget_input(&mut self) {
+        self.input_known = false;
+    }
+
+    /// We wrote a position line for `pos`, after the input's position was
+    /// set (the line's own, decoded).
+    #[inline]
     pub fn wrote(&mut self, pos: Pos) {
+        debug_assert!(self.input_known);
         self.output = pos;
         self.absolute_next = false;
-        self.synced = self.input == Some(pos);
+        self.synced = self.input == pos;
     }
 }
 
@@ -144,18 +164,11 @@ mod tests {
 
     #[test]
     fn a_written_position_is_in_sync_only_where_it_equals_the_input_one() {
-        let mut pos = Positions {
-            input: Some([5, 7, 0]),
-            output: [0; 3],
-            synced: false,
-            absolute_next: true,
-        };
+        let mut pos = Positions::default();
+        pos.set_input([5, 7, 0]);
         pos.wrote([5, 7, 0]);
         assert!(pos.synced && !pos.absolute_next && pos.output == [5, 7, 0]);
         pos.wrote([5, 9, 0]);
         assert!(!pos.synced);
-        pos.forget_input();
-        pos.wrote([5, 7, 0]);
-        assert!(!pos.synced, "an unknown input position is never in sync");
     }
 }

@@ -16,7 +16,7 @@ impl Rewriter<'_> {
         if let Some(pos) = self.quick_target(text) {
             return Ok(pos);
         }
-        if let Some(state) = &self.part.pos.input {
+        if let Some(state) = self.part.pos.input() {
             return Ok(self.cols.decode(text, state)?.0);
         }
         self.cols
@@ -34,7 +34,7 @@ impl Rewriter<'_> {
             return None;
         }
         let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.part.pos.input {
+        let (mut pos, (addr, line, _)) = match self.part.pos.input().copied() {
             Some(state) => (state, quick::instr_line(text, &state)?),
             None => (Pos::default(), quick::absolute_instr_line(text)?),
         };
@@ -113,7 +113,7 @@ impl Rewriter<'_> {
         text.clear();
         text.extend_from_slice(line.count);
         text.push(b' ');
-        let absolute = self.part.pos.input.is_none() || self.part.pos.absolute_next;
+        let absolute = self.part.pos.input().is_none() || self.part.pos.absolute_next;
         self.cols
             .encode(&mut text, &target, &self.part.pos.output, absolute);
         let result = self.out.spec(line.key, &text);
