@@ -136,6 +136,16 @@ pub struct AnnotateArgs {
     #[arg(long, value_enum, default_value_t = Bias::Detect)]
     pub bias: Bias,
 
+    /// Annotate a profile that ends early (callgrind still writing it, a
+    /// full disk): what is there, said so in the summary.
+    #[arg(long)]
+    pub allow_truncated: bool,
+
+    /// Use the given symbol files for every profile, whatever process they
+    /// name (by default a file of another pid is refused).
+    #[arg(long)]
+    pub any_pid: bool,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -148,6 +158,9 @@ impl AnnotateArgs {
             inputs: self.inputs.clone(),
             output: self.output.clone(),
             bias: self.bias.mode(),
+            allow_truncated: self.allow_truncated,
+            any_pid: self.any_pid,
+            started: None,
         }
     }
 }

@@ -7,7 +7,6 @@ pub mod callgrind;
 pub mod clean;
 pub mod cli;
 pub mod command;
-mod discover;
 pub mod input;
 /// The jitdump format, read with jit-client's reader (one model of the
 /// format for the writer and the reader).

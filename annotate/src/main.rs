@@ -28,9 +28,11 @@ fn main() -> ExitCode {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Annotate(args) => {
-            let report = annotate::command::annotate(&args.request())?;
+            let reports = annotate::command::annotate(&args.request())?;
             if !args.quiet {
-                print_summary(&report);
+                for report in &reports {
+                    print_summary(report);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

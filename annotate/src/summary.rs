@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::callgrind::Stats;
+use crate::callgrind::{Ending, Stats};
 use crate::command::{Report, Rewritten};
 use crate::symbols::SymbolTable;
 
@@ -13,7 +13,7 @@ const TOP: usize = 5;
 pub fn render(report: &Report) -> String {
     let mut s = String::new();
     let table = &report.symbols;
-    sources(&mut s, table);
+    sources(&mut s, report);
     for path in &report.empty {
         let _ = writeln!(
             s,
@@ -41,18 +41,55 @@ pub fn render(report: &Report) -> String {
     s
 }
 
-fn sources(s: &mut String, table: &SymbolTable) {
+/// Which symbol files name the process's profiles, and why; and what the
+/// +0x40 bias decision was where it matters.
+fn sources(s: &mut String, report: &Report) {
+    let table = &report.symbols;
+    let of = report
+        .pid
+        .map(|p| format!(" of pid {p}"))
+        .unwrap_or_default();
     if table.sources().is_empty() {
-        let _ = writeln!(s, "no jitdump or perf map given or found: nothing to name");
+        let _ = writeln!(
+            s,
+            "no jitdump or perf map{of} given or found: nothing to name"
+        );
     }
-    for (i, source) in table.sources().iter().enumerate() {
-        let n = table.symbols().iter().filter(|sym| sym.source == i).count();
-        let _ = writeln!(s, "symbols: '{}' ({n} code ranges)", source.path.display());
+    for (path, why) in &report.provenance {
+        let used = table
+            .sources()
+            .iter()
+            .position(|source| source.path == *path);
+        let ranges = used.map(|i| table.symbols().iter().filter(|sym| sym.source == i).count());
+        let ranges = ranges
+            .map(|n| format!("{n} code ranges; "))
+            .unwrap_or_default();
+        let _ = writeln!(s, "symbols{of}: '{}' ({ranges}{why})", path.display());
+    }
+    for (path, decision) in &table.report.bias {
+        let writer_has_it = decision.writer == crate::symbols::Writer::V8;
+        if decision.shift != 0 || writer_has_it {
+            let _ = writeln!(
+                s,
+                "line addresses of '{}': {} bias removed from {} DEBUG_INFO records ({})",
+                path.display(),
+                format_args!("{:#x}", decision.shift),
+                decision.records,
+                decision.reason
+            );
+        }
     }
 }
 
 fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
     let event = all.events.first().map_or("cost", String::as_str);
+    if all.ending != Ending::Complete {
+        let _ = writeln!(
+            s,
+            "warning: a profile ends early (--allow-truncated): what is there was annotated; \
+             the costs after the cut are missing from the figures below"
+        );
+    }
     let names: std::collections::BTreeSet<_> = all
         .jit_cost
         .keys()

@@ -30,7 +30,7 @@ fn finds_the_jitdump_from_the_pid_and_names_the_output_apart() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("jit-9747.dump' (2 code ranges)"),
+        stderr.contains("jit-9747.dump' (2 code ranges; found, the only candidate)"),
         "{stderr}"
     );
     assert!(stderr.contains("JIT functions named: 2"), "{stderr}");

@@ -15,6 +15,7 @@ mod live;
 mod live_pages;
 mod oracle;
 mod perf;
+mod provenance;
 mod record;
 mod record_run;
 mod reliability;

@@ -375,9 +375,15 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
         corrupt, truth,
         "V8's corrupt DEBUG_INFO records are counted"
     );
+    let v8 = annotate::symbols::Writer::V8;
     assert!(
-        table.report.biased_debug_info > 0,
-        "V8's +0x40 bias is detected"
+        table
+            .report
+            .bias
+            .iter()
+            .any(|(_, d)| d.writer == v8 && d.shift == 0x40),
+        "V8's +0x40 bias is applied: {:?}",
+        table.report.bias
     );
 }
 

@@ -26,7 +26,7 @@ mod stream;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
-pub use stats::Stats;
+pub use stats::{Ending, Stats};
 
 use crate::symbols::SymbolTable;
 use rewrite::state::Tracking;

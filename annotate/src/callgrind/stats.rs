@@ -4,6 +4,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::symbols::SymbolId;
 
+/// How a profile ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ending {
+    /// Its last part has its `totals:` line, and its last line its newline.
+    #[default]
+    Complete,
+    /// The last part has no `totals:` line: callgrind did not finish it.
+    NoTotals,
+    /// The last line has no newline: the file was cut inside a line.
+    CutLine,
+}
+
 /// Counts gathered while rewriting one profile.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -28,6 +40,8 @@ pub struct Stats {
     pub parts: u64,
     /// Lines with keys outside the spec, passed through.
     pub unknown_lines: u64,
+    /// Whether the profile ends as callgrind ends one.
+    pub ending: Ending,
 }
 
 impl Stats {
@@ -59,5 +73,8 @@ impl Stats {
         self.has_line |= other.has_line;
         self.parts += other.parts;
         self.unknown_lines += other.unknown_lines;
+        if self.ending == Ending::Complete {
+            self.ending = other.ending;
+        }
     }
 }

@@ -17,7 +17,6 @@ use anyhow::{Context, Result};
 use crate::cli::{RecordArgs, UsageError};
 use crate::command::{annotate, NoSymbols, Report, Request, Rewritten};
 use crate::summary::group;
-use crate::symbols::BiasMode;
 pub use out_file::OutFile;
 
 /// Environment `record` sets for the program unless the user's own
@@ -75,20 +74,31 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         unnamed: Vec::new(),
     };
     for (pid, files) in by_pid(profiles) {
-        annotate_process(&mut recording, pid, files)?;
+        annotate_process(&mut recording, pid, files, started)?;
     }
     Ok(recording)
 }
 
 /// Annotates one process's profiles with its own symbol files.
-fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>) -> Result<()> {
+/// Symbol files last written before `started` are not this run's; a run
+/// stopped by a signal may leave profiles that end early, annotated as
+/// they are.
+fn annotate_process(
+    recording: &mut Recording,
+    pid: u32,
+    files: Vec<PathBuf>,
+    started: SystemTime,
+) -> Result<()> {
     let request = Request {
         inputs: files,
-        output: None,
-        bias: BiasMode::Detect,
+        allow_truncated: recording.stopped_by.is_some(),
+        started: Some(started),
+        ..Request::default()
     };
     match annotate(&request) {
-        Ok(report) => recording.reports.push((pid, report)),
+        Ok(reports) => recording
+            .reports
+            .extend(reports.into_iter().map(|report| (pid, report))),
         Err(e) => match e.downcast::<NoSymbols>() {
             Ok(none) => recording.unnamed.push((pid, none)),
             Err(e) => return Err(e),

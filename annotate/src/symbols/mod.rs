@@ -5,6 +5,7 @@
 //! a later load beats an earlier one; such addresses are marked ambiguous
 //! when the losing range had another name.
 
+mod bias;
 mod from_jitdump;
 mod from_perfmap;
 pub mod runtime_names;
@@ -13,7 +14,7 @@ mod segments;
 use indexmap::IndexSet;
 use std::path::PathBuf;
 
-pub use from_jitdump::BiasMode;
+pub use bias::{BiasMode, Decision, Writer};
 use segments::Segment;
 
 /// Where symbols came from.
@@ -154,8 +155,8 @@ pub struct Hit {
 pub struct BuildReport {
     /// Per source: (problem description, count).
     pub problems: Vec<(PathBuf, String, usize)>,
-    /// DEBUG_INFO records whose +0x40 bias was removed.
-    pub biased_debug_info: usize,
+    /// Per jitdump: the +0x40 bias decided for it, and why.
+    pub bias: Vec<(PathBuf, Decision)>,
     /// DEBUG_INFO records matched to no CODE_LOAD.
     pub orphan_debug_info: usize,
 }

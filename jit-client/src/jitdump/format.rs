@@ -9,6 +9,10 @@
 pub const MAGIC: u32 = 0x4A69_5444;
 /// The only header version perf accepts.
 pub const VERSION: u32 = 1;
+/// jit-client's mark in the header's reserved word (offset 16), which
+/// perf and every other reader ignore: `cgj1` in the writer's byte order.
+/// Readers use it to know the writer (jit-client writes no +0x40 bias).
+pub const JIT_CLIENT_MARK: u32 = u32::from_le_bytes(*b"cgj1");
 /// Size of the file header; records start at the header's `total_size`.
 pub const HEADER_SIZE: usize = 40;
 /// Header flag: record timestamps are TSC ticks rather than CLOCK_MONOTONIC.

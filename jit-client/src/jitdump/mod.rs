@@ -7,7 +7,9 @@ pub mod format;
 pub mod read;
 pub mod write;
 
-pub use read::{is_jitdump, read, Header, Jitdump, Move, Problem, ProblemKind, ReadError, Record};
+pub use read::{
+    is_jitdump, read, read_header, Header, Jitdump, Move, Problem, ProblemKind, ReadError, Record,
+};
 
 /// A CODE_LOAD record: a function's code placed at an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,12 +23,22 @@ pub struct Header {
     pub total_size: u32,
     /// ELF machine of the code.
     pub elf_mach: u32,
+    /// The reserved word after `elf_mach`: 0 from most writers,
+    /// [`format::JIT_CLIENT_MARK`] from jit-client.
+    pub reserved: u32,
     /// Writer's process id.
     pub pid: u32,
     /// File creation time (unit depends on the writer).
     pub timestamp: u64,
     /// Bit 0: record timestamps are TSC ticks.
     pub flags: u64,
+}
+
+impl Header {
+    /// True for a file jit-client wrote.
+    pub fn is_jit_client(&self) -> bool {
+        self.reserved == format::JIT_CLIENT_MARK
+    }
 }
 
 /// A CODE_MOVE record.
@@ -159,6 +169,16 @@ fn magic_endianness(data: &[u8]) -> Option<Endianness> {
     }
 }
 
+/// Reads only the header, from the first bytes of a jitdump (at least the
+/// header's `total_size`).
+pub fn read_header(data: &[u8]) -> Result<Header, ReadError> {
+    let endian = magic_endianness(data).ok_or(ReadError {
+        offset: 0,
+        message: "not a jitdump (no JiTD magic)",
+    })?;
+    header(data, endian)
+}
+
 /// Reads a whole jitdump held in memory.
 pub fn read(data: &[u8]) -> Result<Jitdump<'_>, ReadError> {
     let endian = magic_endianness(data).ok_or(ReadError {
@@ -234,7 +254,7 @@ fn header(data: &[u8], e: Endianness) -> Result<Header, ReadError> {
         let (i, version) = nom_u32(e)(i)?;
         let (i, total_size) = nom_u32(e)(i)?;
         let (i, elf_mach) = nom_u32(e)(i)?;
-        let (i, _pad) = nom_u32(e)(i)?;
+        let (i, reserved) = nom_u32(e)(i)?;
         let (i, pid) = nom_u32(e)(i)?;
         let (i, timestamp) = nom_u64(e)(i)?;
         let (i, flags) = nom_u64(e)(i)?;
@@ -246,6 +266,7 @@ fn header(data: &[u8], e: Endianness) -> Result<Header, ReadError> {
                 version,
                 total_size,
                 elf_mach,
+                reserved,
                 pid,
                 timestamp,
                 flags,

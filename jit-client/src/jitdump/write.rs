@@ -26,7 +26,7 @@ pub fn header(buf: &mut Vec<u8>, e_machine: u32, pid: u32, timestamp: u64) {
     put_u32(buf, format::VERSION);
     put_u32(buf, format::HEADER_SIZE as u32);
     put_u32(buf, e_machine);
-    put_u32(buf, 0);
+    put_u32(buf, format::JIT_CLIENT_MARK);
     put_u32(buf, pid);
     put_u64(buf, timestamp);
     put_u64(buf, 0);

@@ -16,6 +16,8 @@ pub(super) struct Totals {
     pub finished: u64,
     /// The current part's `totals:` (or `summary:`).
     pub part: Option<u64>,
+    /// The current part has its `totals:` line (callgrind writes it last).
+    pub part_complete: bool,
 }
 
 impl Rewriter<'_> {
@@ -37,6 +39,7 @@ impl Rewriter<'_> {
             self.part = Part::new(self.part_none());
             self.cols = Columns::default();
             self.totals.events_seen = false;
+            self.totals.part_complete = false;
         }
         match key {
             b"positions" => self.cols = Columns::parse(value)?,
@@ -57,6 +60,7 @@ impl Rewriter<'_> {
                     .next()
                     .unwrap_or_default();
                 let value = parse_u64(first).ok_or("expected a number after totals:/summary:")?;
+                self.totals.part_complete |= key == b"totals";
                 // totals: wins over summary: (it is exactly the self cost).
                 if key == b"totals" || self.totals.part.is_none() {
                     self.totals.part = Some(value);

@@ -43,7 +43,7 @@ use std::io;
 
 use super::format::line::{classify, Line, LineError};
 use super::format::position::{Column, Columns};
-use super::stats::Stats;
+use super::stats::{Ending, Stats};
 use super::stream::out::Out;
 use crate::symbols::{SymbolId, SymbolTable};
 use ids::{Interner, Sym};
@@ -106,6 +106,8 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     jit_costs: Vec<Option<u64>>,
     tracking: Tracking,
     totals: header::Totals,
+    /// A line without its newline was read (the input's last).
+    cut_line: bool,
 }
 
 impl<'t> Rewriter<'t> {
@@ -127,6 +129,7 @@ impl<'t> Rewriter<'t> {
             jit_costs: vec![None; table.symbols().len()],
             tracking,
             totals: header::Totals::default(),
+            cut_line: false,
         }
     }
 
@@ -143,6 +146,7 @@ impl<'t> Rewriter<'t> {
     /// Handles one line (without its line end); `terminated` is false for
     /// a last line without a newline.
     pub(in crate::callgrind) fn line(&mut self, raw: &[u8], terminated: bool) -> Res {
+        self.cut_line |= !terminated && !raw.is_empty();
         let parsed = classify(raw)?;
         match parsed {
             Line::Spec { key, value } if group::is_group_key(key) => {
@@ -182,6 +186,11 @@ impl<'t> Rewriter<'t> {
             return Err("file ends inside a call or jump".into());
         }
         self.end_block()?;
+        self.stats.ending = match (self.cut_line, self.totals.part_complete) {
+            (true, _) => Ending::CutLine,
+            (false, false) => Ending::NoTotals,
+            (false, true) => Ending::Complete,
+        };
         self.close_part_totals();
         self.out.finish()?;
         let costs = self.jit_costs.iter().enumerate();

@@ -1,0 +1,322 @@
+//! `callgrind-jit annotate`: sort the inputs, group the profiles by
+//! process, name each process's profiles from its own symbol files
+//! (`provenance`), rewrite them, report.
+
+mod discover;
+mod provenance;
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{bail, Context, Result};
+
+use crate::callgrind::{self, Ending, RewriteError, Stats};
+use crate::input::{self, Input, Kind, OUTPUT_MARK};
+use crate::output::{self, Target};
+use crate::symbols::{BiasMode, SymbolTable};
+use provenance::Provenance;
+
+/// What to annotate.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Callgrind profiles, then jitdump or perf map files (told apart by
+    /// content); without symbol files each process's are found from its
+    /// profiles' `pid:` line.
+    pub inputs: Vec<PathBuf>,
+    /// The output file (one profile only; `-` for stdout). Default: each
+    /// profile's `callgrind.jit.out…` name beside it.
+    pub output: Option<PathBuf>,
+    /// How to treat the bias V8 and LLVM add to line addresses.
+    pub bias: BiasMode,
+    /// Annotate a profile that ends early (what is there), not refuse it.
+    pub allow_truncated: bool,
+    /// Use every given symbol file for every profile, whatever process it
+    /// names.
+    pub any_pid: bool,
+    /// When the run started, if known (`record`): a symbol file last
+    /// written before cannot be the run's.
+    pub started: Option<SystemTime>,
+}
+
+/// One profile rewritten.
+#[derive(Debug)]
+pub struct Rewritten {
+    /// The profile read.
+    pub input: PathBuf,
+    /// Where it was written (`-` for stdout).
+    pub output: PathBuf,
+    /// What the rewrite did.
+    pub stats: Stats,
+}
+
+/// What `annotate` did for one process.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// The process's pid (`None`: its profiles have no `pid:` line).
+    pub pid: Option<u32>,
+    /// Each of its profiles rewritten, in the order given.
+    pub profiles: Vec<Rewritten>,
+    /// Profiles skipped because they were empty (thread runs leave one).
+    pub empty: Vec<PathBuf>,
+    /// The symbol table built from the process's own symbol files.
+    pub symbols: SymbolTable,
+    /// Each symbol file considered, and why it was used or set aside.
+    pub provenance: Vec<(PathBuf, String)>,
+}
+
+/// Runs `annotate`: one report per process, in the order its first
+/// profile was given.
+pub fn annotate(request: &Request) -> Result<Vec<Report>> {
+    let mut profiles = Vec::new();
+    let mut sources = Vec::new();
+    let mut empty = Vec::new();
+    for path in &request.inputs {
+        let input = Input::open(path)?;
+        match input.kind {
+            Kind::Profile => profiles.push(input),
+            Kind::Empty => empty.push(input.path),
+            Kind::Jitdump | Kind::PerfMap => sources.push(input),
+        }
+    }
+    if profiles.is_empty() {
+        match empty.first() {
+            Some(empty) => bail!("'{}' is empty: nothing to annotate", empty.display()),
+            None => bail!("no callgrind profile among the inputs"),
+        }
+    }
+    if request.output.is_some() && profiles.len() > 1 {
+        bail!(
+            "-o names one output, but {} profiles were given",
+            profiles.len()
+        );
+    }
+    let mut protected: Vec<PathBuf> = profiles
+        .iter()
+        .chain(&sources)
+        .map(|i| i.path.clone())
+        .collect();
+    let groups = by_process(profiles);
+    let pids: Vec<Option<u32>> = groups.iter().map(|g| g.0).collect();
+    let provenances = if sources.is_empty() {
+        let found: Vec<Provenance> = groups
+            .iter()
+            .map(|g| discover_for(g, request.started))
+            .collect();
+        if found.iter().all(|p| p.used.is_empty()) {
+            return Err(no_symbols(&pids, &found).into());
+        }
+        protected.extend(
+            found
+                .iter()
+                .flat_map(|p| p.used.iter().map(|i| i.path.clone())),
+        );
+        found
+    } else {
+        provenance::given(&pids, sources, request.any_pid)?
+    };
+    let mut reports = Vec::new();
+    for ((pid, profiles), provenance) in groups.into_iter().zip(provenances) {
+        let symbols = load_symbols(&provenance.used, request.bias)?;
+        let mut report = Report {
+            pid,
+            symbols,
+            provenance: provenance.notes,
+            ..Report::default()
+        };
+        for profile in &profiles {
+            report
+                .profiles
+                .push(rewrite_one(request, profile, &report.symbols, &protected)?);
+        }
+        reports.push(report);
+    }
+    if let Some(first) = reports.first_mut() {
+        first.empty = empty;
+    }
+    Ok(reports)
+}
+
+/// The profiles grouped by the pid of their `pid:` line, in the order given.
+fn by_process(profiles: Vec<Input>) -> Vec<(Option<u32>, Vec<Input>)> {
+    let mut groups: Vec<(Option<u32>, Vec<Input>)> = Vec::new();
+    for profile in profiles {
+        let pid = input::profile_pid(&profile.file);
+        match groups.iter_mut().find(|g| g.0 == pid) {
+            Some(group) => group.1.push(profile),
+            None => groups.push((pid, vec![profile])),
+        }
+    }
+    groups
+}
+
+/// The symbol files found for one process's profiles.
+fn discover_for(group: &(Option<u32>, Vec<Input>), started: Option<SystemTime>) -> Provenance {
+    let (Some(pid), profiles) = group else {
+        return Provenance::default();
+    };
+    let first = &profiles[0];
+    let beside = if first.is_stdin() {
+        Path::new("-")
+    } else {
+        &first.path
+    };
+    let ended = profiles
+        .iter()
+        .filter_map(|p| p.file.metadata().and_then(|m| m.modified()).ok())
+        .max();
+    provenance::discovered(*pid, beside, ended, started)
+}
+
+/// Rewrites one profile into its output.
+fn rewrite_one(
+    request: &Request,
+    profile: &Input,
+    symbols: &SymbolTable,
+    protected: &[PathBuf],
+) -> Result<Rewritten> {
+    let allow = request.allow_truncated;
+    let target = target_for(request.output.as_deref(), profile);
+    let stats = match &target {
+        Target::Stdout => {
+            output::write_to_stdout(|file| rewrite_into(profile, file, symbols, allow))?
+        }
+        Target::File(out) => {
+            let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
+            output::check_target(out, &protected)?;
+            output::write_atomically(out, profile.mode, |file| {
+                rewrite_into(profile, file, symbols, allow)
+            })?
+        }
+    };
+    let output = match target {
+        Target::Stdout => PathBuf::from("-"),
+        Target::File(out) => out,
+    };
+    Ok(Rewritten {
+        input: profile.path.clone(),
+        output,
+        stats,
+    })
+}
+
+/// `-o` if given; stdin's profile goes to stdout; else the default name.
+fn target_for(output: Option<&Path>, profile: &Input) -> Target {
+    match output {
+        Some(o) => Target::from_arg(o),
+        None if profile.is_stdin() => Target::Stdout,
+        None => Target::File(output::default_output(&profile.path)),
+    }
+}
+
+/// No symbol file was given, and none was found where runtimes put them.
+#[derive(Debug)]
+pub struct NoSymbols {
+    /// The profiles' pids (empty: no profile has a `pid:` line).
+    pub pids: Vec<u32>,
+    /// Every place looked at.
+    pub looked: Vec<PathBuf>,
+    /// Files found there but set aside, and why.
+    pub set_aside: Vec<(PathBuf, String)>,
+}
+
+impl std::fmt::Display for NoSymbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.pids.is_empty() {
+            return f.write_str(
+                "nothing to name: the profile has no pid: line to find its jitdump or perf map by; \
+                 give them after the profile",
+            );
+        }
+        let pids: Vec<String> = self.pids.iter().map(u32::to_string).collect();
+        let looked: Vec<String> = self
+            .looked
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        write!(
+            f,
+            "nothing to name: no jitdump or perf map of pid {} (looked for {}",
+            pids.join(", "),
+            looked.join(", ")
+        )?;
+        for (path, why) in &self.set_aside {
+            write!(f, "; '{}' {why}", path.display())?;
+        }
+        f.write_str("); give them after the profile")
+    }
+}
+
+impl std::error::Error for NoSymbols {}
+
+/// The error for processes where nothing was found to name them by.
+fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
+    NoSymbols {
+        pids: pids.iter().flatten().copied().collect(),
+        looked: found
+            .iter()
+            .flat_map(|p| p.looked.iter().cloned())
+            .collect(),
+        set_aside: found.iter().flat_map(|p| p.notes.iter().cloned()).collect(),
+    }
+}
+
+fn load_symbols(sources: &[Input], bias: BiasMode) -> Result<SymbolTable> {
+    let mut table = SymbolTable::builder();
+    for source in sources {
+        let path = &source.path;
+        let data = source
+            .read_all()
+            .with_context(|| format!("cannot read '{}'", path.display()))?;
+        if source.kind == Kind::Jitdump {
+            table
+                .add_jitdump(path.clone(), &data, bias)
+                .with_context(|| format!("cannot read jitdump '{}'", path.display()))?;
+        } else {
+            table.add_perf_map(path.clone(), &data);
+        }
+    }
+    let table = table.build();
+    Ok(table)
+}
+
+/// Rewrites `input` into `file`, then marks it as ours.
+fn rewrite_into(
+    input: &Input,
+    mut file: &File,
+    symbols: &SymbolTable,
+    allow_truncated: bool,
+) -> Result<Stats> {
+    // The rewriter buffers its output itself (and writes copied lines
+    // straight from its input buffers): the file takes no buffer of its own.
+    let name = input.path.display();
+    let read = |e| anyhow::Error::new(e).context(format!("cannot read '{name}'"));
+    let result = callgrind::rewrite(input.rewound().map_err(read)?, file, symbols);
+    let stats = result.map_err(|e| match e {
+        RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
+        other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),
+    })?;
+    if !allow_truncated {
+        check_ending(&input.path, stats.ending)?;
+    }
+    // A blank line first, in case the input lacks its last newline.
+    file.seek(SeekFrom::End(0))?;
+    file.write_all(format!("\n{OUTPUT_MARK}").as_bytes())?;
+    Ok(stats)
+}
+
+/// A profile that ends early is refused: its costs are partial, and its
+/// header's `summary:` would give wrong shares.
+fn check_ending(path: &Path, ending: Ending) -> Result<()> {
+    let what = match ending {
+        Ending::Complete => return Ok(()),
+        Ending::NoTotals => "its last part has no totals: line",
+        Ending::CutLine => "its last line is cut off",
+    };
+    bail!(
+        "'{}' ends early ({what}): callgrind may still be writing it, or the disk was full; \
+         --allow-truncated annotates what is there",
+        path.display()
+    )
+}

@@ -1,0 +1,299 @@
+//! Which symbol files name which profile. A profile is named only from
+//! the symbol files of its own process: its `pid:` line against the
+//! jitdump header's pid and the perf map's file name. Where several files
+//! could be a process's (pids are reused: containers, CI), the evidence
+//! the files carry decides, and the choice is reported with its reason.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Result};
+
+use super::discover;
+use crate::input::{Input, Kind};
+
+/// How much later than its profile a symbol file may have been written
+/// (clocks of file times are coarse).
+const SLACK: Duration = Duration::from_secs(2);
+
+/// The symbol files one process is named from, and why.
+#[derive(Debug, Default)]
+pub struct Provenance {
+    /// The files used.
+    pub used: Vec<Input>,
+    /// Each file considered, and why it was used or set aside.
+    pub notes: Vec<(PathBuf, String)>,
+    /// Every place looked at where nothing was given.
+    pub looked: Vec<PathBuf>,
+}
+
+/// What a file's own content and name say about the process that wrote it.
+#[derive(Clone, Copy, Debug)]
+struct Evidence {
+    /// The pid it names: the jitdump header's, or the perf map's file name's.
+    pid: Option<u32>,
+    /// When it was created (the jitdump header's time, when it is
+    /// CLOCK_MONOTONIC as perf requires), else when it was last written.
+    created: Option<SystemTime>,
+    /// When it was last written.
+    modified: Option<SystemTime>,
+}
+
+impl Evidence {
+    fn of(input: &Input) -> Evidence {
+        let modified = input.file.metadata().and_then(|m| m.modified()).ok();
+        let (pid, created) = match input.kind {
+            Kind::Jitdump => jitdump_evidence(input),
+            _ => (perf_map_pid(&input.path), None),
+        };
+        // A file cannot have been written before it was created: where the
+        // two disagree (a copied or touched file), the earlier counts.
+        let created = match (created, modified) {
+            (Some(c), Some(m)) => Some(c.min(m)),
+            (c, m) => c.or(m),
+        };
+        Evidence {
+            pid,
+            created,
+            modified,
+        }
+    }
+}
+
+/// The header's pid and creation time of a jitdump.
+fn jitdump_evidence(input: &Input) -> (Option<u32>, Option<SystemTime>) {
+    let mut head = vec![0; 4096];
+    let n = std::os::unix::fs::FileExt::read_at(&input.file, &mut head, 0).unwrap_or(0);
+    let Ok(header) = crate::jitdump::read_header(&head[..n]) else {
+        return (None, None);
+    };
+    let monotonic = header.flags & crate::jitdump::format::FLAG_ARCH_TIMESTAMP == 0;
+    let created = monotonic
+        .then(|| wall_time_of_monotonic(header.timestamp))
+        .flatten();
+    (Some(header.pid), created)
+}
+
+/// A CLOCK_MONOTONIC time in nanoseconds as wall-clock time (this boot).
+fn wall_time_of_monotonic(nanos: u64) -> Option<SystemTime> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) } != 0 {
+        return None;
+    }
+    let now_mono = Duration::new(now.tv_sec as u64, now.tv_nsec as u32);
+    let ago = now_mono.checked_sub(Duration::from_nanos(nanos))?;
+    SystemTime::now().checked_sub(ago)
+}
+
+/// The pid in a perf map's name (`perf-PID.map`).
+fn perf_map_pid(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("perf-")?
+        .strip_suffix(".map")?
+        .parse()
+        .ok()
+}
+
+fn show(path: &Path) -> String {
+    format!("'{}'", path.display())
+}
+
+/// Assigns the symbol files the user gave to the processes `pids` (a
+/// profile without a `pid:` line is `None`). A file naming another
+/// process is refused unless `any_pid`.
+pub fn given(pids: &[Option<u32>], sources: Vec<Input>, any_pid: bool) -> Result<Vec<Provenance>> {
+    let mut result: Vec<Provenance> = pids.iter().map(|_| Provenance::default()).collect();
+    for source in sources {
+        let evidence = Evidence::of(&source);
+        let targets = targets(pids, &source.path, evidence.pid, any_pid)?;
+        for &i in &targets {
+            let why = match (evidence.pid, pids[i]) {
+                (Some(a), Some(b)) if a == b => format!("written by pid {a}"),
+                (Some(a), Some(b)) => format!("written by pid {a}, used for pid {b} (--any-pid)"),
+                (None, _) => "names no pid; the only process".to_string(),
+                (Some(a), None) => format!("written by pid {a}; the profile names no pid"),
+            };
+            result[i]
+                .notes
+                .push((source.path.clone(), format!("given, {why}")));
+        }
+        if let Some((&last, rest)) = targets.split_last() {
+            for &i in rest {
+                result[i].used.push(Input::open(&source.path)?);
+            }
+            result[last].used.push(source);
+        }
+    }
+    Ok(result)
+}
+
+/// The processes a given file is for (indices into `pids`).
+fn targets(
+    pids: &[Option<u32>],
+    path: &Path,
+    pid: Option<u32>,
+    any_pid: bool,
+) -> Result<Vec<usize>> {
+    let all: Vec<usize> = (0..pids.len()).collect();
+    if any_pid {
+        return Ok(all);
+    }
+    let matching: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|&i| pids[i].is_none() || pids[i] == pid)
+        .collect();
+    let named: Vec<u32> = pids.iter().flatten().copied().collect();
+    match pid {
+        Some(pid) if matching.is_empty() => bail!(
+            "{} was written by pid {pid}, but the profiles are of pid {}: \
+             it would give them another process's names (--any-pid uses it anyway)",
+            show(path),
+            join(&named)
+        ),
+        None if pids.len() > 1 => bail!(
+            "{} names no pid (not perf-PID.map), and the profiles are of pids {}: \
+             annotate one process at a time, or give --any-pid",
+            show(path),
+            join(&named)
+        ),
+        None => Ok(all),
+        Some(_) => Ok(matching),
+    }
+}
+
+fn join(pids: &[u32]) -> String {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    pids.join(", ")
+}
+
+/// Finds the symbol files of process `pid` where runtimes put them, and
+/// chooses among candidates: files written after the profile (`ended`)
+/// or before the run (`started`) are set aside, as are jitdumps whose
+/// header names another pid; of the rest, the newest jitdump and the
+/// newest perf map are used.
+pub fn discovered(
+    pid: u32,
+    beside: &Path,
+    ended: Option<SystemTime>,
+    started: Option<SystemTime>,
+) -> Provenance {
+    let discovery = discover::sources_for(pid, beside);
+    let mut provenance = Provenance {
+        looked: discovery.looked,
+        ..Provenance::default()
+    };
+    let mut candidates: Vec<(Input, Evidence)> = Vec::new();
+    for path in discovery.found {
+        let Ok(input) = Input::open(&path) else {
+            continue;
+        };
+        let evidence = Evidence::of(&input);
+        match set_aside(pid, &evidence, ended, started) {
+            Some(why) => provenance.notes.push((path, format!("not used: {why}"))),
+            None => candidates.push((input, evidence)),
+        }
+    }
+    for kind in [Kind::Jitdump, Kind::PerfMap] {
+        let (mut of_kind, rest): (Vec<_>, Vec<_>) =
+            candidates.into_iter().partition(|c| c.0.kind == kind);
+        candidates = rest;
+        // The newest first; among equals, the first place looked.
+        of_kind.sort_by(|a, b| b.1.created.cmp(&a.1.created));
+        let count = of_kind.len();
+        let mut files = of_kind.into_iter();
+        if let Some((input, _)) = files.next() {
+            let why = match count {
+                1 => "the only candidate".to_string(),
+                n => format!("the newest of {n} candidates"),
+            };
+            provenance
+                .notes
+                .push((input.path.clone(), format!("found, {why}")));
+            provenance.used.push(input);
+        }
+        for (input, _) in files {
+            let note = "not used: older than the file used".to_string();
+            provenance.notes.push((input.path, note));
+        }
+    }
+    provenance
+}
+
+/// Why a candidate cannot be process `pid`'s file of this run, if it cannot.
+fn set_aside(
+    pid: u32,
+    evidence: &Evidence,
+    ended: Option<SystemTime>,
+    started: Option<SystemTime>,
+) -> Option<String> {
+    if let Some(other) = evidence.pid.filter(|&p| p != pid) {
+        return Some(format!("its header names pid {other}"));
+    }
+    let modified = evidence.modified?;
+    if let Some(ended) = ended.filter(|&e| modified > e + SLACK) {
+        let after = modified.duration_since(ended).unwrap_or_default();
+        return Some(format!("written {} after the profile", span(after)));
+    }
+    if let Some(started) = started.filter(|&s| modified < s) {
+        let before = started.duration_since(modified).unwrap_or_default();
+        return Some(format!(
+            "last written {} before the run started",
+            span(before)
+        ));
+    }
+    None
+}
+
+/// A duration in the largest whole unit.
+fn span(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 86_400 => format!("{} d", s / 86_400),
+        s if s >= 3_600 => format!("{} h", s / 3_600),
+        s if s >= 60 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perf_maps_name_their_pid() {
+        assert_eq!(perf_map_pid(Path::new("/tmp/perf-42.map")), Some(42));
+        assert_eq!(perf_map_pid(Path::new("perf-x.map")), None);
+        assert_eq!(perf_map_pid(Path::new("my.map")), None);
+    }
+
+    #[test]
+    fn a_file_of_another_process_or_time_is_set_aside() {
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        let evidence = |pid, modified| Evidence {
+            pid,
+            created: Some(modified),
+            modified: Some(modified),
+        };
+        let fine = evidence(Some(7), now - hour);
+        assert_eq!(set_aside(7, &fine, Some(now), Some(now - 2 * hour)), None);
+        let other = set_aside(7, &evidence(Some(8), now), None, None);
+        assert_eq!(other.as_deref(), Some("its header names pid 8"));
+        let late = set_aside(7, &evidence(None, now + hour), Some(now), None);
+        assert_eq!(late.as_deref(), Some("written 1 h after the profile"));
+        let stale = set_aside(
+            7,
+            &evidence(Some(7), now - 2 * hour),
+            None,
+            Some(now - hour),
+        );
+        assert_eq!(
+            stale.as_deref(),
+            Some("last written 1 h before the run started")
+        );
+    }
+}
