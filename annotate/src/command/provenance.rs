@@ -203,7 +203,7 @@ pub fn discovered(
             candidates.into_iter().partition(|c| c.0.kind == kind);
         candidates = rest;
         // The newest first; among equals, the first place looked.
-        of_kind.sort_by(|a, b| b.1.created.cmp(&a.1.created));
+        of_kind.sort_by_key(|c| std::cmp::Reverse(c.1.created));
         let count = of_kind.len();
         let mut files = of_kind.into_iter();
         if let Some((input, _)) = files.next() {
