@@ -249,3 +249,28 @@ fn a_profile_that_ends_early_is_refused_unless_allowed() {
         assert!(listed(&dir.join(name)).contains("whole"));
     }
 }
+
+#[test]
+fn a_name_that_reads_as_an_id_reads_back_whole_in_both_readers() {
+    let dir = util::scratch("prov-id-name");
+    let name = "(7) looks_like_id";
+    let r = run(&dir, "r", &[name, "100"], &["--compress-strings=no"]);
+    let out = util::annotate(&dir, &[r.profile.to_str().unwrap(), "-o", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // callgrind_annotate (util fails on its warnings, such as
+    // "uninitialized $curr_fn"), and the model of KCachegrind's rules.
+    assert!(listed(&dir.join("out")).contains(&format!("prov.calc:{name}")));
+    let text = std::fs::read_to_string(dir.join("out")).unwrap();
+    let functions = crate::identity::functions(&text);
+    assert!(
+        functions.kc_defined.iter().any(|t| t.0 == name),
+        "{:?}",
+        functions.kc_defined
+    );
+    assert!(
+        functions.kc_orphans().is_empty(),
+        "{:?}",
+        functions.kc_orphans()
+    );
+    assert_eq!(line_cost(&dir.join("out"), name, 11), 300);
+}

@@ -28,6 +28,7 @@
 
 mod call;
 mod cost;
+mod escape;
 mod function;
 mod group;
 mod header;

@@ -1,6 +1,7 @@
 //! Names on the way through: id tables, JIT renames, and writing names so
 //! that every function resolves to one identity in both readers.
 
+use super::escape::{reads_as_id, IdSpace};
 use super::ids::{NameSpace, Sym};
 use super::{Res, Rewriter};
 use crate::callgrind::address_names;
@@ -50,6 +51,16 @@ pub(in crate::callgrind) enum Space {
     Files,
 }
 
+impl Space {
+    /// The id space of its names.
+    fn ids(self) -> IdSpace {
+        match self {
+            Space::Objects => IdSpace::Objects,
+            Space::Files => IdSpace::Files,
+        }
+    }
+}
+
 impl Rewriter<'_> {
     /// Resolves an `ob`/`fl`-like value, recording a definition.
     pub(in crate::callgrind) fn name_value<'v>(
@@ -58,14 +69,16 @@ impl Rewriter<'_> {
         value: &'v [u8],
     ) -> Res<(Sym, NameRef<'v>)> {
         let nr = name_ref(value)?;
+        let tables = &mut self.part.tables;
         let table = match space {
-            Space::Objects => &mut self.part.tables.obs,
-            Space::Files => &mut self.part.tables.files,
+            Space::Objects => &mut tables.obs,
+            Space::Files => &mut tables.files,
         };
         let sym = match (nr.id, nr.name) {
             (Some(id), Some(name)) => {
                 let sym = self.names.intern(name);
                 table.define(id, sym);
+                tables.escapes.defined(space.ids(), id)?;
                 sym
             }
             (Some(id), None) => {
@@ -109,7 +122,7 @@ impl Rewriter<'_> {
     pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
         let table = self.space_mut(space);
         let Some(id) = table.first_id(sym) else {
-            return Ok(self.out.spec(key, self.names.name(sym))?);
+            return self.emit_plain(key, space.ids(), sym);
         };
         let entry = table
             .ids
@@ -118,6 +131,18 @@ impl Rewriter<'_> {
         let first = !std::mem::replace(&mut entry.emitted, true);
         let name = first.then(|| self.names.name(sym));
         Ok(self.out.spec_id(key, id, name)?)
+    }
+
+    /// Writes `key=` naming `sym` where the input has no id for it: as a
+    /// plain string, or with an id of its own where the string would read
+    /// as an id (see `escape`).
+    fn emit_plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
+        let name = self.names.name(sym);
+        if !reads_as_id(name) {
+            return Ok(self.out.spec(key, name)?);
+        }
+        let (id, first) = self.part.tables.escapes.id_for(space, sym);
+        Ok(self.out.spec_id(key, id, first.then_some(name))?)
     }
 
     pub(in crate::callgrind) fn space_mut(&mut self, space: Space) -> &mut NameSpace {
@@ -149,6 +174,7 @@ impl Rewriter<'_> {
                 let name = name.unwrap_or_default();
                 let (sym, kind) = (self.names.intern(name), self.classify_fn(name, object));
                 if let Some(id) = id {
+                    self.part.tables.escapes.defined(IdSpace::Functions, id)?;
                     self.part.tables.native_written.remove(id);
                     self.part.tables.fns.insert(
                         id,
@@ -235,7 +261,7 @@ impl Rewriter<'_> {
                 let name = self.first_use(id).then(|| self.names.name(name));
                 Ok(self.out.spec_id(key, id, name)?)
             }
-            None => Ok(self.out.spec(key, self.names.name(name))?),
+            None => self.emit_plain(key, IdSpace::Functions, name),
         }
     }
 

@@ -8,6 +8,7 @@ use super::ids::{IdSet, NameSpace, Sym};
 use super::names::FnEntry;
 use crate::callgrind::format::position::Pos;
 
+use super::escape::Escapes;
 use super::ids::IdMap;
 use crate::symbols::SymbolId;
 
@@ -123,6 +124,8 @@ pub(in crate::callgrind) struct Tables {
     /// Function ids of native functions the output has defined: the fast
     /// lane copies their references without looking further.
     pub native_written: IdSet,
+    /// Ids given to names that read as ids.
+    pub escapes: Escapes,
 }
 
 /// Reader state of one part.

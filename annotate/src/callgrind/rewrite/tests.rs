@@ -69,3 +69,22 @@ fn native_lines_stay_byte_for_byte() {
     assert_eq!(rewrite(body), body);
     assert_eq!(rewrite_exact(body), body);
 }
+
+#[test]
+fn a_jit_name_that_reads_as_an_id_gets_an_id_of_its_own() {
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("/m".into(), b"1000 100 (7) looks_like_id\n");
+    let table = table.build();
+    let body = "ob=/bin/a\nfl=a.c\nfn=main\n0x400000 7 1\ncob=???\ncfi=???\n\
+                cfn=0x0000000000001000\ncalls=1 0x1000 0\n0x400004 8 50\n\
+                ob=???\nfl=???\nfn=0x0000000000001000\n0x1000 0 5\n";
+    let mut out = Vec::new();
+    passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("cfn=(1) (7) looks_like_id\n"), "{out}");
+    assert!(out.contains("\nfn=(1)\n"), "{out}");
+    // The input defining that id afterwards would rename the function.
+    let later = format!("{HEAD}{body}fn=(1) other\n0x400010 9 1\n");
+    let err = passes::exact(later.as_bytes(), Vec::new(), &table).unwrap_err();
+    assert!(err.to_string().contains("id (1) is defined after"), "{err}");
+}
