@@ -119,3 +119,15 @@ fn a_jitdump_beats_a_map_covering_the_same_code() {
         Some("only_map".into())
     );
 }
+
+#[test]
+fn control_characters_in_jitdump_names_cannot_break_profile_lines() {
+    let mut dump = header();
+    load(&mut dump, 0x5000, 0x10, 0, b"two_lines_");
+    // jit-client's encoder replaces them; other writers may not.
+    let at = dump.windows(10).position(|w| w == b"two_lines_").unwrap();
+    dump[at..at + 10].copy_from_slice(b"two\nlines\r");
+    let table = table(&dump, None);
+    let symbol = table.symbol(table.lookup(0x5000).unwrap().symbol);
+    assert_eq!(symbol.name, "two_lines", "inner breaks replaced, the trailing one trimmed");
+}

@@ -106,7 +106,8 @@ fn load_symbol(
         first.map_or(0, |r| r.line)
     };
     Symbol {
-        name: split.name,
+        // A line break would end the profile line the name is written on.
+        name: split.name.replace(|c: char| c.is_control(), "_"),
         file,
         line,
         start: load.code_addr,
