@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing callgrind-jit needs on a fresh Debian
 # machine: libclang (crabgrind generates its bindings with bindgen), gcc,
-# valgrind, and for the tests perf, rakudo and pkg-config. Safe to run
-# again: it installs only what is missing.
+# valgrind, and for the tests perf, rakudo, pkg-config and wasmtime's Python
+# binding. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -14,9 +14,19 @@ command -v pkg-config >/dev/null || need+=(pkg-config)    # install-c.sh's test
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v callgrind_annotate >/dev/null || need+=(valgrind)
+command -v python3 >/dev/null || need+=(python3 python3-pip)  # the wasmtime test
 for pkg in "$@"; do have_pkg "$pkg" || need+=("$pkg"); done  # extra packages a caller needs
 
+# wasmtime's Python binding (the wasmtime test), once python3 is there.
+wasmtime() {
+  python3 -c 'import wasmtime' 2>/dev/null && return 0
+  echo "setup: installing wasmtime (pip)" >&2
+  python3 -m pip install --quiet wasmtime 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages wasmtime
+}
+
 if [ ${#need[@]} -eq 0 ]; then
+  wasmtime
   exit 0
 fi
 echo "setup: installing ${need[*]}" >&2
@@ -31,3 +41,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+wasmtime

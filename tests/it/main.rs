@@ -24,3 +24,4 @@ mod rewriting;
 mod safe_files;
 mod symbols;
 mod util;
+mod wasmtime;

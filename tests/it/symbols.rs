@@ -129,5 +129,8 @@ fn control_characters_in_jitdump_names_cannot_break_profile_lines() {
     dump[at..at + 10].copy_from_slice(b"two\nlines\r");
     let table = table(&dump, None);
     let symbol = table.symbol(table.lookup(0x5000).unwrap().symbol);
-    assert_eq!(symbol.name, "two_lines", "inner breaks replaced, the trailing one trimmed");
+    assert_eq!(
+        symbol.name, "two_lines",
+        "inner breaks replaced, the trailing one trimmed"
+    );
 }

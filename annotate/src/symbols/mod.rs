@@ -8,6 +8,7 @@
 mod bias;
 mod from_jitdump;
 mod from_perfmap;
+mod modules;
 pub mod runtime_names;
 mod segments;
 
@@ -221,13 +222,17 @@ impl SymbolTable {
     ) -> Result<(), crate::jitdump::ReadError> {
         let dump = crate::jitdump::read(data)?;
         let source = self.add_source(path, SourceKind::Jitdump);
+        let first = self.symbols.len();
         from_jitdump::add(self, source, &dump, bias);
+        modules::separate(self, first..self.symbols.len());
         Ok(())
     }
 
     fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
         let source = self.add_source(path, SourceKind::PerfMap);
+        let first = self.symbols.len();
         from_perfmap::add(self, source, &crate::perfmap::parse(data));
+        modules::separate(self, first..self.symbols.len());
     }
 
     fn add_source(&mut self, path: PathBuf, kind: SourceKind) -> usize {

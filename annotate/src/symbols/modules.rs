@@ -1,0 +1,95 @@
+//! Code objects. A JIT that compiles a module at a time (wasmtime,
+//! Cranelift's JIT module, LLVM ORC) writes the module's functions as one
+//! block: consecutive loads, each starting where the one before ended.
+//! Two such blocks can hold functions of one name (two wasm modules' `fib`,
+//! and their trampolines): different functions, which must stay apart in
+//! both readers. Functions loaded one at a time under one name (a method
+//! compiled again by a higher tier, HotSpot's C1 then C2) are one function
+//! and stay merged.
+//!
+//! Both readers tell functions apart by name and file (KCachegrind also by
+//! object). Where a name occurs in two blocks of several functions, its
+//! functions that have no source file are filed under `<jit module N>`,
+//! N counting such blocks in load order, instead of `<jit>`. Functions with
+//! a source file keep it: two modules compiled from one file and one
+//! function name remain one function.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use super::SymbolTable;
+
+/// Files functions of colliding names apart by module, among the
+/// symbols `range` (one source's, in file order).
+pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
+    let blocks = blocks(table, range.clone());
+    let mut by_name: HashMap<&str, BTreeSet<usize>> = HashMap::new();
+    for (i, block) in blocks.iter().enumerate() {
+        for s in block.clone() {
+            by_name.entry(&table.symbols[s].name).or_default().insert(i);
+        }
+    }
+    let colliding: Vec<(usize, usize)> = blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, block)| block.clone().map(move |s| (i, s)))
+        .filter(|&(_, s)| by_name[table.symbols[s].name.as_str()].len() > 1)
+        .filter(|&(_, s)| table.symbols[s].file.is_none())
+        .collect();
+    for (block, s) in colliding {
+        let file = table.intern_file(&format!("<jit module {}>", block + 1));
+        table.symbols[s].file = Some(file);
+    }
+}
+
+/// The blocks of two or more symbols laid out back to back, in order.
+fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
+    let symbols = &table.symbols[range.clone()];
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    for i in 1..=symbols.len() {
+        let joined = i < symbols.len() && {
+            let (prev, next) = (&symbols[i - 1], &symbols[i]);
+            prev.size > 0 && prev.start.checked_add(prev.size) == Some(next.start)
+        };
+        if !joined {
+            if i - start >= 2 {
+                blocks.push(range.start + start..range.start + i);
+            }
+            start = i;
+        }
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::symbols::SymbolTable;
+
+    fn file_of(table: &SymbolTable, addr: u64) -> Option<&str> {
+        let symbol = table.symbol(table.lookup(addr).unwrap().symbol);
+        symbol.file.map(|f| table.file(f))
+    }
+
+    #[test]
+    fn same_names_in_two_module_blocks_stay_apart() {
+        let mut table = SymbolTable::builder();
+        let map = b"1000 10 fib\n1010 20 tramp\n2000 10 fib\n2010 20 tramp\n3000 8 solo\n";
+        table.add_perf_map("m".into(), map);
+        let table = table.build();
+        assert_eq!(file_of(&table, 0x1000), Some("<jit module 1>"));
+        assert_eq!(file_of(&table, 0x2010), Some("<jit module 2>"));
+        assert_eq!(file_of(&table, 0x3000), None);
+    }
+
+    #[test]
+    fn a_function_loaded_again_on_its_own_stays_one() {
+        let mut table = SymbolTable::builder();
+        // A tier-up: the same method twice, each load on its own.
+        let map = b"1000 10 Hot.run\n1040 10 other\n2000 10 Hot.run\n";
+        table.add_perf_map("m".into(), map);
+        let table = table.build();
+        assert_eq!(file_of(&table, 0x1000), None);
+        assert_eq!(file_of(&table, 0x2000), None);
+    }
+}
