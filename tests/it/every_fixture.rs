@@ -31,6 +31,10 @@ fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
             files("c-demo-parts", &["jit-9775.dump"]),
         ),
         (
+            gunzip("java-hot", "callgrind.out.12436", dir),
+            files("java-hot", &["perf-12436.map"]),
+        ),
+        (
             gunzip("node-fib", "callgrind.out.13064", dir),
             vec![
                 gunzip("node-fib", "jit-13064.dump", dir),
