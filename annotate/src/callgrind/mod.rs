@@ -17,6 +17,7 @@
 //! [`format`] holds the line format for all of them.
 
 pub mod address_names;
+mod error;
 mod fast;
 pub mod format;
 mod rewrite;
@@ -26,45 +27,13 @@ mod stream;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
+pub use error::RewriteError;
 pub use stats::{Ending, Stats};
 
 use crate::symbols::SymbolTable;
+use error::error;
 use rewrite::state::Tracking;
-use rewrite::{Fail, Rewriter};
-
-/// Why a rewrite stopped. Nothing it wrote should be kept.
-#[derive(Debug)]
-pub enum RewriteError {
-    /// The input is not a valid callgrind profile at this line.
-    Parse {
-        /// 1-based line number.
-        line: u64,
-        /// What was wrong.
-        message: String,
-    },
-    /// Only from [`passes::lazy`]: a relative position it cannot place
-    /// ([`rewrite`] then runs [`passes::exact`]).
-    NeedsExactMode {
-        /// 1-based line number.
-        line: u64,
-    },
-    /// Reading or writing failed.
-    Io(io::Error),
-}
-
-impl std::fmt::Display for RewriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RewriteError::Parse { line, message } => write!(f, "line {line}: {message}"),
-            RewriteError::NeedsExactMode { line } => {
-                write!(f, "line {line}: relative position needs exact mode")
-            }
-            RewriteError::Io(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for RewriteError {}
+use rewrite::Rewriter;
 
 /// An output the rewriter can empty and write again from the start.
 pub trait Output: Write {
@@ -177,13 +146,4 @@ fn run<R: Read + Send, W: Write + Send>(
             (_, result) => result,
         }
     })
-}
-
-/// A line's failure as the caller sees it.
-fn error(fail: Fail, line: u64) -> RewriteError {
-    match fail {
-        Fail::Line(message) => RewriteError::Parse { line, message },
-        Fail::NeedsExact => RewriteError::NeedsExactMode { line },
-        Fail::Io(e) => RewriteError::Io(e),
-    }
 }

@@ -1,0 +1,48 @@
+//! How a rewrite fails, as its caller sees it.
+
+use std::io;
+
+use super::rewrite::Fail;
+
+/// Why a rewrite stopped. Nothing it wrote should be kept.
+#[derive(Debug)]
+pub enum RewriteError {
+    /// The input is not a valid callgrind profile at this line.
+    Parse {
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        message: String,
+    },
+    /// Only from [`passes::lazy`]: a relative position it cannot place
+    /// ([`rewrite`] then runs [`passes::exact`]).
+    NeedsExactMode {
+        /// 1-based line number.
+        line: u64,
+    },
+    /// Reading or writing failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RewriteError::Parse { line, message } => write!(f, "line {line}: {message}"),
+            RewriteError::NeedsExactMode { line } => {
+                write!(f, "line {line}: relative position needs exact mode")
+            }
+            RewriteError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
+/// A line's failure as the caller sees it.
+pub(super) fn error(fail: Fail, line: u64) -> RewriteError {
+    match fail {
+        Fail::Line(message) => RewriteError::Parse { line, message },
+        Fail::NeedsExact => RewriteError::NeedsExactMode { line },
+        Fail::Io(e) => RewriteError::Io(e),
+    }
+}
