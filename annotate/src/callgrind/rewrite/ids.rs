@@ -196,3 +196,92 @@ impl NameSpace {
         self.first_ids.get(sym.index()).copied().flatten()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use super::*;
+
+    /// Ids on both sides of the dense limit, and at its edges.
+    fn ids() -> Vec<u64> {
+        let mut ids = vec![
+            0,
+            1,
+            63,
+            64,
+            65,
+            1000,
+            DENSE_LIMIT - 1,
+            DENSE_LIMIT,
+            DENSE_LIMIT + 1,
+        ];
+        ids.extend([u64::MAX - 1, u64::MAX, 7, 1000, DENSE_LIMIT]);
+        ids
+    }
+
+    #[test]
+    fn an_id_map_answers_as_a_hash_map() {
+        let (mut map, mut reference) = (IdMap::default(), HashMap::new());
+        for (i, id) in ids().into_iter().enumerate() {
+            map.insert(id, i);
+            reference.insert(id, i);
+            if let Some(v) = map.get_mut(id / 2) {
+                *v += 100;
+            }
+            if let Some(v) = reference.get_mut(&(id / 2)) {
+                *v += 100;
+            }
+        }
+        for id in ids().into_iter().chain([2, 3, DENSE_LIMIT / 2, 99]) {
+            assert_eq!(map.get(id), reference.get(&id), "id {id}");
+        }
+    }
+
+    #[test]
+    fn an_id_set_answers_as_a_hash_set_below_the_limit() {
+        let (mut set, mut reference) = (IdSet::default(), HashSet::new());
+        for id in ids() {
+            set.insert(id);
+            if id < DENSE_LIMIT {
+                reference.insert(id);
+            }
+        }
+        set.remove(64);
+        reference.remove(&64);
+        set.remove(u64::MAX);
+        for id in ids().into_iter().chain([2, 128, DENSE_LIMIT - 2]) {
+            assert_eq!(set.contains(id), reference.contains(&id), "id {id}");
+        }
+    }
+
+    #[test]
+    fn names_are_numbered_once_and_ids_remember_their_first_definition() {
+        let mut names = Interner::default();
+        let (a, b) = (names.intern(b"a"), names.intern(b"b"));
+        assert_eq!((names.intern(b"a"), names.name(b)), (a, &b"b"[..]));
+        assert_ne!(a, b);
+        let mut space = NameSpace::default();
+        space.define(5, a);
+        space.define(9, a);
+        space.define(DENSE_LIMIT + 3, b);
+        assert_eq!(
+            (space.first_id(a), space.first_id(b)),
+            (Some(5), Some(DENSE_LIMIT + 3))
+        );
+        assert_eq!(
+            space.ids.get(9).map(|e| (e.sym, e.emitted)),
+            Some((a, false))
+        );
+    }
+
+    #[test]
+    fn the_hasher_is_fnv_1a() {
+        let mut h = Fnv::default();
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
+        let mut empty = Fnv::default();
+        empty.write(b"");
+        assert_eq!(empty.finish(), 0xcbf2_9ce4_8422_2325);
+    }
+}

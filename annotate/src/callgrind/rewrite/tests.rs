@@ -88,3 +88,52 @@ fn a_jit_name_that_reads_as_an_id_gets_an_id_of_its_own() {
     let err = passes::exact(later.as_bytes(), Vec::new(), &table).unwrap_err();
     assert!(err.to_string().contains("id (1) is defined after"), "{err}");
 }
+
+/// The counts of the lazy pass on a whole profile (`HEAD` not added).
+fn stats_of(profile: &str) -> crate::callgrind::Stats {
+    passes::lazy(profile.as_bytes(), Vec::new(), &table()).unwrap()
+}
+
+#[test]
+fn header_lines_give_the_parts_events_totals_and_ending() {
+    let part = "positions: line\nevents: Ir  Dr\nsummary: 90\nfl=a.c\nfn=f\n3 5 1\n";
+    let stats = stats_of(&format!("{part}totals: 40\n"));
+    assert_eq!(
+        (stats.parts, stats.events.clone()),
+        (1, vec!["Ir".into(), "Dr".into()])
+    );
+    assert_eq!(
+        (stats.total, stats.ending),
+        (40, crate::callgrind::Ending::Complete)
+    );
+    let two = stats_of(&format!("{part}totals: 40\n{part}totals: 2\n"));
+    assert_eq!((two.parts, two.total), (2, 42));
+    let no_totals = stats_of(part);
+    assert_eq!(
+        (no_totals.total, no_totals.ending),
+        (90, crate::callgrind::Ending::NoTotals)
+    );
+    let cut = stats_of(&format!("{part}totals: 40"));
+    assert_eq!(cut.ending, crate::callgrind::Ending::CutLine);
+}
+
+#[test]
+fn unknown_keys_are_counted_and_kept() {
+    let profile = "events: Ir\nfl=a.c\nfn=f\nbb=3\n3 5\nln=2\ntotals: 5\n";
+    let mut out = Vec::new();
+    let stats = passes::lazy(profile.as_bytes(), &mut out, &table()).unwrap();
+    assert_eq!((stats.unknown_lines, out), (2, profile.as_bytes().to_vec()));
+}
+
+#[test]
+fn an_undefined_id_is_named_by_its_space() {
+    for (line, word) in [
+        ("fl=(3)", "file"),
+        ("ob=(3)", "object"),
+        ("fn=(3)", "function"),
+    ] {
+        let profile = format!("{HEAD}{line}\n");
+        let err = passes::exact(profile.as_bytes(), Vec::new(), &table()).unwrap_err();
+        assert_eq!(err.to_string(), format!("line 3: undefined {word} id (3)"));
+    }
+}
