@@ -142,6 +142,15 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             names.join(", ")
         );
     }
+    if all.moved_cost > 0 {
+        let _ = writeln!(
+            s,
+            "moved to the JIT function whose code it is (entered by a jump, charged by callgrind to the jumper): {} of {} ({})",
+            group(all.moved_cost),
+            all.events.first().map_or("cost", String::as_str),
+            percent(all.moved_cost, all.total)
+        );
+    }
     if all.folded_calls > 0 {
         let _ = writeln!(
             s,

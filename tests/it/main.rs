@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per topic.
 
+mod attribution;
 mod clean;
 mod cli;
 mod client_safety;

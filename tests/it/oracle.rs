@@ -15,9 +15,11 @@
 //!    function: its name (with callgrind's suffix, `'2`, kept), its object
 //!    (the symbol file), its declared file as its function file, and, per
 //!    record, the file of its line.
-//! 2. Lines come from where the instruction is, the function from whom
-//!    callgrind charged it: the range holding the instruction (its own or
-//!    another JIT function's) gives file and line by its line table entry
+//! 2. Lines and functions come from where the instruction is: a record of
+//!    a JIT function at an instruction of another JIT range (code entered
+//!    by a jump, which callgrind charges to the jumper) belongs to that
+//!    range's function (its plain name, object and declared file). The
+//!    range holding the instruction gives file and line by its line table entry
 //!    with the greatest address at or below it; before the first entry or
 //!    without a line table, that range's declared file and line (the
 //!    name's, else the first entry's). An instruction in no range keeps its
@@ -391,15 +393,30 @@ fn place<'a>(
     columns: &[&str],
 ) -> (Place, Option<&'a Range>) {
     let f = symbols.function(&at[0], &at[3]);
-    match f.range {
-        Some(r) => {
+    let instr = columns.iter().position(|c| *c == "instr").map(|i| pos[i]);
+    let holder = instr.and_then(|addr| symbols.at(addr));
+    match (f.range, holder) {
+        (Some(r), Some(h)) if !std::ptr::eq(r, h) => {
+            let (file, pos) = map_pos(symbols, h, pos, columns);
+            (
+                (
+                    h.object.clone(),
+                    h.decl.0.clone(),
+                    file,
+                    h.name.clone(),
+                    pos,
+                ),
+                Some(h),
+            )
+        }
+        (Some(r), _) => {
             let (file, pos) = map_pos(symbols, r, pos, columns);
             (
                 (r.object.clone(), r.decl.0.clone(), file, f.name, pos),
                 Some(r),
             )
         }
-        None => {
+        (None, _) => {
             let fn_file = at[4].clone();
             (
                 (at[0].clone(), fn_file, at[2].clone(), f.name, pos.to_vec()),

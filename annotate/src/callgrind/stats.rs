@@ -32,6 +32,9 @@ pub struct Stats {
     pub ambiguous: BTreeSet<SymbolId>,
     /// Calls between pseudo-functions of one range, folded into self cost.
     pub folded_calls: u64,
+    /// Self cost (first event) of JIT code that callgrind charged to
+    /// another JIT function (entered by a jump), moved to its own.
+    pub moved_cost: u64,
     /// Whether the profile has an instruction column.
     pub has_instr: bool,
     /// Whether the profile has a line column.
@@ -69,6 +72,7 @@ impl Stats {
         }
         self.ambiguous.extend(&other.ambiguous);
         self.folded_calls += other.folded_calls;
+        self.moved_cost += other.moved_cost;
         self.has_instr |= other.has_instr;
         self.has_line |= other.has_line;
         self.parts += other.parts;

@@ -72,32 +72,39 @@ impl Rewriter<'_> {
         let line = parsed.count.ok_or("group without calls=/jump=")?;
         let target = self.decode_target(line.target)?;
         let callee = self.group_callee(&parsed)?;
-        if parsed.is_call && self.folds(callee) {
-            // Self cost already holds it: a jump inside one function.
-            self.stats.folded_calls += 1;
-            let (pos, costs) = self.decode(text)?;
-            first_cost(costs)?;
-            self.part.pos.set_input(pos);
-            self.part.pos.synced = false;
-            return Ok(());
-        }
+        // In JIT code the site's own function is the one whose code holds
+        // it (see `owner`): it decides folding, and gets the call.
         let site = match self.part.block {
             Block::Jit(symbol) => {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
                 self.part.pos.set_input(pos);
-                let (file, out) = self.locate(symbol, pos);
+                Some((self.owner(symbol, &pos), pos, costs))
+            }
+            _ => None,
+        };
+        let owner = site.map(|(owner, _, _)| owner);
+        if parsed.is_call && folds(owner, callee) {
+            // Self cost already holds it: a jump inside one function.
+            self.stats.folded_calls += 1;
+            self.part.pos.synced = false;
+            return Ok(());
+        }
+        let site = match site {
+            Some((owner, pos, costs)) => {
+                self.charge_to(owner, 0)?;
+                let (file, out) = self.locate(owner, pos);
                 self.switch_file(file)?;
                 Some((out, costs))
             }
-            _ => None,
+            None => None,
         };
         if parsed.is_call {
             self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
         } else {
             let internal = matches!(
-                (self.part.block, callee.map(|f| f.kind)),
-                (Block::Jit(s), Some(FnKind::Jit { symbol, .. })) if s == symbol
+                (owner, callee.map(|f| f.kind)),
+                (Some(s), Some(FnKind::Jit { symbol, .. })) if s == symbol
             );
             self.write_jump_names(&parsed, callee.filter(|_| !internal), Some(target))?;
         }
@@ -107,22 +114,6 @@ impl Rewriter<'_> {
         match site {
             Some((out, costs)) => self.write_position(out, costs),
             None => self.copy_position(raw, text, terminated),
-        }
-    }
-
-    /// A call from JIT code to another pseudo-function of the same range
-    /// that is not its entry: callgrind saw a jump as a call.
-    fn folds(&self, callee: Option<FnRef>) -> bool {
-        match (self.part.block, callee.map(|f| f.kind)) {
-            (
-                Block::Jit(caller),
-                Some(FnKind::Jit {
-                    symbol,
-                    entry: false,
-                    ..
-                }),
-            ) => caller == symbol,
-            _ => false,
         }
     }
 
@@ -215,5 +206,22 @@ impl Rewriter<'_> {
             Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
             None => self.name_if_changed(key, space, want, current),
         }
+    }
+}
+
+/// A call from JIT code (of the site's function `caller`) to another
+/// pseudo-function of the same range that is not its entry: callgrind saw
+/// a jump as a call.
+fn folds(caller: Option<SymbolId>, callee: Option<FnRef>) -> bool {
+    match (caller, callee.map(|f| f.kind)) {
+        (
+            Some(caller),
+            Some(FnKind::Jit {
+                symbol,
+                entry: false,
+                ..
+            }),
+        ) => caller == symbol,
+        _ => false,
     }
 }

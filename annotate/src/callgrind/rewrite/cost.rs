@@ -92,8 +92,10 @@ impl Rewriter<'_> {
                     }
                 };
                 self.part.pos.set_input(pos);
-                *self.jit_costs[symbol.index()].get_or_insert(0) += cost;
-                let (file, out) = self.locate(symbol, pos);
+                let owner = self.owner(symbol, &pos);
+                self.charge_to(owner, cost)?;
+                *self.jit_costs[owner.index()].get_or_insert(0) += cost;
+                let (file, out) = self.locate(owner, pos);
                 self.switch_file(file)?;
                 self.write_position(out, costs)
             }

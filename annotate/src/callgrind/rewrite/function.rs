@@ -73,6 +73,8 @@ impl Rewriter<'_> {
         // Callgrind starts every function with absolute positions; so do we
         // wherever our own lines made the output's state differ.
         self.part.pos.absolute_next = !self.part.pos.synced;
+        self.part.charged = None;
+        self.part.block_fn = Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. }));
         self.part.block = match f.kind {
             FnKind::Jit { symbol, .. } => {
                 self.part.pos.absolute_next = true;

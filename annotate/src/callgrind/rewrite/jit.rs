@@ -78,7 +78,7 @@ impl Rewriter<'_> {
     /// at least stay in its segment (then only its rows are searched).
     /// `near` is the symbol the address most likely belongs to.
     #[inline]
-    fn lookup(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
+    pub(super) fn lookup(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
         match &self.jit.last_found {
             Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
             _ => self.lookup_again(addr, near),

@@ -265,6 +265,11 @@ impl Rewriter<'_> {
         }
     }
 
+    /// Writes a `fn`-space line naming `name` without an id of the input's.
+    pub(super) fn emit_named_fn(&mut self, key: &str, name: Sym) -> Res {
+        self.emit_plain(key, IdSpace::Functions, name)
+    }
+
     /// Marks function id `id` as written; true the first time.
     fn first_use(&mut self, id: u64) -> bool {
         let entry = self.part.tables.fns.get_mut(id).expect("resolved before");

@@ -5,7 +5,7 @@
 //! re-encoded until they agree again.
 
 use super::ids::{IdSet, NameSpace, Sym};
-use super::names::FnEntry;
+use super::names::{FnEntry, FnRef};
 use crate::callgrind::format::position::Pos;
 
 use super::escape::Escapes;
@@ -135,6 +135,11 @@ pub(in crate::callgrind) struct Part {
     pub output: Current,
     pub pos: Positions,
     pub block: Block,
+    /// The `fn=` of the current JIT block, to write it again (see `owner`).
+    pub block_fn: Option<FnRef>,
+    /// The JIT function the output's current `fn=` names where it is not
+    /// the block's own (code the block jumped into; see `owner`).
+    pub charged: Option<SymbolId>,
 }
 
 impl Part {
@@ -145,6 +150,8 @@ impl Part {
             output: Current::new(none),
             pos: Positions::default(),
             block: Block::Native,
+            block_fn: None,
+            charged: None,
         }
     }
 

@@ -1,0 +1,65 @@
+//! Cost goes where the code is. Callgrind charges code entered by a jump
+//! (not a call) to the function that jumped: HotSpot's adapters jump into
+//! compiled methods, a trampoline jumps into the function it stands for.
+//! Inside a JIT block, a cost line or call site at an address of another
+//! JIT function is written under that function: its `fn=` before the
+//! line, the block's own `fn=` again where the block's code resumes. Both
+//! readers add up the repeated blocks of one function, and the calls made
+//! from those lines move with them.
+//!
+//! Not done here: JIT code entered by a jump from native code stays under
+//! the native function (its lines are copied without being decoded).
+
+use super::names::Space;
+use super::state::Block;
+use super::{Res, Rewriter};
+use crate::callgrind::format::position::{Column, Pos};
+use crate::symbols::SymbolId;
+
+impl Rewriter<'_> {
+    /// The JIT function whose code holds `pos`, in the block of `symbol`:
+    /// the block's own where the address lies in no JIT range or the
+    /// profile has no addresses.
+    pub(super) fn owner(&mut self, symbol: SymbolId, pos: &Pos) -> SymbolId {
+        let Some(i) = self.cols.index(Column::Instr) else {
+            return symbol;
+        };
+        self.lookup(pos[i], symbol)
+            .map_or(symbol, |(found, _)| found)
+    }
+
+    /// Makes `owner`'s function the output's current one (see the module
+    /// doc); `cost` is counted as moved when it is not the block's.
+    pub(super) fn charge_to(&mut self, owner: SymbolId, cost: u64) -> Res {
+        let Block::Jit(block) = self.part.block else {
+            return Ok(());
+        };
+        if owner != block {
+            self.stats.moved_cost += cost;
+        }
+        let current = self.part.charged.unwrap_or(block);
+        if owner == current {
+            return Ok(());
+        }
+        self.end_block()?;
+        let ident = self.jit_ident(owner);
+        if self.part.output.ob != ident.object {
+            self.emit_sym("ob", Space::Objects, ident.object)?;
+            self.part.output.ob = ident.object;
+        }
+        if self.part.output.fl != ident.file {
+            self.emit_sym("fl", Space::Files, ident.file)?;
+            (self.part.output.fl, self.part.output.file) = (ident.file, ident.file);
+        }
+        match self.part.block_fn.filter(|_| owner == block) {
+            Some(own) => self.emit_jit_fn("fn", own)?,
+            None => {
+                let name = self.names.intern(self.table.symbol(owner).name.as_bytes());
+                self.emit_named_fn("fn", name)?;
+            }
+        }
+        self.part.charged = (owner != block).then_some(owner);
+        self.part.pos.absolute_next = true;
+        Ok(())
+    }
+}
