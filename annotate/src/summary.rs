@@ -154,7 +154,7 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     if all.folded_calls > 0 {
         let _ = writeln!(
             s,
-            "calls inside one JIT function folded into its self cost: {}",
+            "calls into the middle of a JIT function (not new activations) folded into self cost: {}",
             all.folded_calls
         );
     }

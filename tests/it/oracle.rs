@@ -28,9 +28,10 @@
 //! 3. Caller components of a name (`--separate-callers`) that are JIT
 //!    addresses are renamed the same way, in any object.
 //! 4. Folding: a call (not a jump) from inside a JIT range to an address
-//!    of the same range other than its start is not a call (the callee's lines are the
-//!    caller's own code): the call record is dropped, its target's cost
-//!    lines stay where they are.
+//!    of a JIT range other than its start is not a new activation (inside
+//!    one range, a jump seen as a call; from another range, a return into
+//!    the middle of a function): the call record is dropped, its target's
+//!    cost lines stay where they are.
 //! 5. When ranges overlap, a jitdump's range beats a perf map's (it has
 //!    lines), and of one kind the range loaded last wins (an address
 //!    reused).
@@ -219,6 +220,8 @@ struct Mapped<'a> {
     name: String,
     /// The JIT range of its base, if it is JIT code (rule 1).
     range: Option<&'a Range>,
+    /// The address the pseudo-function was named after (JIT code only).
+    addr: Option<u64>,
 }
 
 impl Symbols {
@@ -237,7 +240,12 @@ impl Symbols {
                 None => out.push_str(part),
             }
         }
-        Mapped { name: out, range }
+        let addr = range.and(address(base));
+        Mapped {
+            name: out,
+            range,
+            addr,
+        }
     }
 }
 
@@ -330,9 +338,9 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64) {
             } => {
                 let (place, from) = place(symbols, &at, &pos, &columns);
                 let callee = symbols.function(&target[0], &target[2]);
-                if let (Some(from), Some(to), "calls") = (from, callee.range, kind.as_str()) {
-                    if std::ptr::eq(from, to) && jit_target(&target_pos, &columns) != Some(to.start)
-                    {
+                if let (Some(_), Some(to), "calls") = (from, callee.range, kind.as_str()) {
+                    // Callgrind names a pseudo-function after its call target.
+                    if callee.addr != Some(to.start) {
                         folded += 1;
                         continue; // rule 4
                     }
@@ -376,14 +384,6 @@ pub fn self_costs(input: &str, symbols: &Symbols) -> (u64, u64) {
 /// A call's count, or a conditional jump's `taken/executed`.
 fn counts(count: &str) -> Vec<u64> {
     count.split('/').map(|c| c.parse().unwrap()).collect()
-}
-
-/// The instruction address of a call target, if the profile has one.
-fn jit_target(target_pos: &[u64], columns: &[&str]) -> Option<u64> {
-    columns
-        .iter()
-        .position(|c| *c == "instr")
-        .map(|i| target_pos[i])
 }
 
 fn place<'a>(

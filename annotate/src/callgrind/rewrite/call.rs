@@ -209,19 +209,16 @@ impl Rewriter<'_> {
     }
 }
 
-/// A call from JIT code (of the site's function `caller`) to another
-/// pseudo-function of the same range that is not its entry: callgrind saw
-/// a jump as a call.
+/// A call from JIT code to a JIT range's address other than its start is
+/// not a new activation: inside one function, a jump callgrind saw as a
+/// call; from another function's code, a return into the middle of a
+/// function (an out-of-line prologue, an adapter) seen as a call. Either
+/// way the callee's lines are already its self cost, and the arc would
+/// count an activation twice.
 fn folds(caller: Option<SymbolId>, callee: Option<FnRef>) -> bool {
-    match (caller, callee.map(|f| f.kind)) {
-        (
-            Some(caller),
-            Some(FnKind::Jit {
-                symbol,
-                entry: false,
-                ..
-            }),
-        ) => caller == symbol,
-        _ => false,
-    }
+    caller.is_some()
+        && matches!(
+            callee.map(|f| f.kind),
+            Some(FnKind::Jit { entry: false, .. })
+        )
 }
