@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::expand;
+use crate::expand::{self, Record};
 use crate::oracle;
 use crate::rewrite::{files, gunzip};
 use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
@@ -73,7 +73,16 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
             String::from_utf8(fast).unwrap(),
             String::from_utf8(exact).unwrap(),
         );
-        let (fast, exact) = (expand::expand(&fast), expand::expand(&exact));
+        // A cost line of zeros means nothing: the lazy pass keeps a folded
+        // call's position that way where it copies positions undecoded.
+        let meaningful = |text: &str| -> Vec<Record> {
+            let zero = |r: &Record| matches!(r, Record::Cost { costs, .. } if costs.split_whitespace().all(|c| c == "0"));
+            expand::expand(text)
+                .into_iter()
+                .filter(|r| !zero(r))
+                .collect()
+        };
+        let (fast, exact) = (meaningful(&fast), meaningful(&exact));
         assert_eq!(fast.len(), exact.len(), "{}", profile.display());
         if let Some(i) = (0..fast.len()).find(|&i| fast[i] != exact[i]) {
             panic!(

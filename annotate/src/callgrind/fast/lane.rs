@@ -355,6 +355,8 @@ impl Lane {
         let object = self.held.ob.unwrap_or(rw.part.input.ob);
         let f = rw.resolve_fn(value, object).ok()?;
         let callee = match (f.kind, f.id) {
+            // A call into a function's middle is folded by the rewriter.
+            (FnKind::Jit { entry: false, .. }, _) => return None,
             (FnKind::Jit { .. }, _) => Callee::Jit(f),
             (FnKind::Renamed(_), _) => return None,
             (_, id) => {

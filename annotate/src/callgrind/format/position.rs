@@ -151,6 +151,14 @@ impl Columns {
             .is_ok_and(|(tokens, _)| !has_relative(&tokens[..self.kinds.len()]))
     }
 
+    /// The position columns of a line alone (its costs cut off).
+    pub fn positions_only<'a>(&self, text: &'a [u8]) -> Result<&'a [u8], LineError> {
+        let (tokens, _) = self.split(text)?;
+        let last = tokens[self.kinds.len() - 1];
+        let end = last.as_ptr() as usize - text.as_ptr() as usize + last.len();
+        Ok(&text[..end])
+    }
+
     /// The costs after the position columns.
     pub fn skip<'a>(&self, text: &'a [u8]) -> Result<&'a [u8], LineError> {
         Ok(self.split(text)?.1)

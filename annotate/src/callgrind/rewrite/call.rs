@@ -14,25 +14,31 @@ use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
     /// Native code, output state equal to the input's: the names are
-    /// rewritten where the callee is JIT code, the rest is copied.
-    pub(super) fn write_group_early(&mut self, group: &Group) -> Res {
+    /// rewritten where the callee is JIT code, the rest is copied. True
+    /// where the call is folded (nothing written; see [`folds`]).
+    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<bool> {
         let parsed = self.parse_group(group)?;
         let line = parsed.count.ok_or("group without calls=/jump=")?;
         let callee = self.group_callee(&parsed)?;
+        if parsed.is_call && folds(callee) {
+            self.stats.folded_calls += 1;
+            return Ok(true);
+        }
         if parsed.is_call {
             let callee = callee.ok_or("calls= without cfn=")?;
             if let FnKind::Jit { .. } = callee.kind {
-                return self.write_jit_call(callee, line);
+                return self.write_jit_call(callee, line).map(|()| false);
             }
             self.write_callee_names(&parsed, callee)?;
         } else {
             self.write_jump_names(&parsed, callee, None)?;
             if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
                 let target = self.jit_target(line.target, kind)?;
-                return self.write_count_line(line, target, false);
+                return self.write_count_line(line, target, false).map(|()| false);
             }
         }
-        Ok(self.out.verbatim(line.raw, true)?)
+        self.out.verbatim(line.raw, true)?;
+        Ok(false)
     }
 
     /// A call from native code into JIT code where the output's state
@@ -84,9 +90,14 @@ impl Rewriter<'_> {
             _ => None,
         };
         let owner = site.map(|(owner, _, _)| owner);
-        if parsed.is_call && folds(owner, callee) {
-            // Self cost already holds it: a jump inside one function.
+        if parsed.is_call && folds(callee) {
+            // The callee's lines are its self cost already.
             self.stats.folded_calls += 1;
+            if site.is_none() {
+                let (pos, costs) = self.decode(text)?;
+                first_cost(costs)?;
+                self.part.pos.set_input(pos);
+            }
             self.part.pos.synced = false;
             return Ok(());
         }
@@ -209,16 +220,15 @@ impl Rewriter<'_> {
     }
 }
 
-/// A call from JIT code to a JIT range's address other than its start is
-/// not a new activation: inside one function, a jump callgrind saw as a
-/// call; from another function's code, a return into the middle of a
-/// function (an out-of-line prologue, an adapter) seen as a call. Either
-/// way the callee's lines are already its self cost, and the arc would
-/// count an activation twice.
-fn folds(caller: Option<SymbolId>, callee: Option<FnRef>) -> bool {
-    caller.is_some()
-        && matches!(
-            callee.map(|f| f.kind),
-            Some(FnKind::Jit { entry: false, .. })
-        )
+/// A call to a JIT range's address other than its start is not a new
+/// activation: from inside the function, a jump callgrind saw as a call;
+/// from elsewhere, a return into the middle of the function (V8's
+/// out-of-line prologue, HotSpot's adapters) seen as a call. Either way the
+/// callee's lines are already its self cost, and the arc would count an
+/// activation twice.
+fn folds(callee: Option<FnRef>) -> bool {
+    matches!(
+        callee.map(|f| f.kind),
+        Some(FnKind::Jit { entry: false, .. })
+    )
 }

@@ -30,6 +30,9 @@ enum Await {
     Position,
     /// The position line, to copy it as it is (the group is written).
     Verbatim,
+    /// The position line of a folded call (see `call::folds`), to write
+    /// without its costs: the positions stay in step, the call is gone.
+    Fold,
 }
 
 /// The buffered lines of one group.
@@ -56,6 +59,11 @@ impl Group {
     /// The group is written; its position line is copied as it is.
     pub fn awaits_verbatim(&self) -> bool {
         self.awaiting == Await::Verbatim
+    }
+
+    /// The group was folded; its position line is written without costs.
+    pub fn awaits_fold(&self) -> bool {
+        self.awaiting == Await::Fold
     }
 
     /// Buffers line `raw` whose value (a suffix of it) is `value`.
@@ -119,8 +127,22 @@ impl Rewriter<'_> {
         let result = self.write_group_early(&group);
         self.group = group;
         self.group.clear();
-        self.group.awaiting = Await::Verbatim;
-        result
+        self.group.awaiting = match result {
+            Ok(true) => Await::Fold,
+            _ => Await::Verbatim,
+        };
+        result.map(drop)
+    }
+
+    /// The position line of a folded call in native code whose positions
+    /// are copied: its position columns alone (a cost line of zeros), so
+    /// that the positions after it mean the same in input and output.
+    pub(super) fn folded_group_position(&mut self, text: &[u8]) -> Res {
+        self.cols.check(text)?;
+        self.part.pos.forget_input();
+        self.group.clear();
+        let positions = self.cols.positions_only(text)?;
+        Ok(self.out.verbatim(positions, true)?)
     }
 
     /// The position line of a group already written: copied as it is.

@@ -160,7 +160,11 @@ impl<'t> Rewriter<'t> {
             Line::Position(text) if self.group.awaits_verbatim() => {
                 self.verbatim_group_position(raw, text, terminated)
             }
-            _ if self.group.awaits_position() || self.group.awaits_verbatim() => {
+            Line::Position(text) if self.group.awaits_fold() => self.folded_group_position(text),
+            _ if self.group.awaits_position()
+                || self.group.awaits_verbatim()
+                || self.group.awaits_fold() =>
+            {
                 Err("expected a position line after calls=/jump=/jcnd=".into())
             }
             _ if !self.group.is_empty() => {

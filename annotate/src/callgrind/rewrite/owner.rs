@@ -10,7 +10,7 @@
 //! Not done here: JIT code entered by a jump from native code stays under
 //! the native function (its lines are copied without being decoded).
 
-use super::names::Space;
+use super::names::{FnKind, Space};
 use super::state::Block;
 use super::{Res, Rewriter};
 use crate::callgrind::format::position::{Column, Pos};
@@ -54,12 +54,27 @@ impl Rewriter<'_> {
         match self.part.block_fn.filter(|_| owner == block) {
             Some(own) => self.emit_jit_fn("fn", own)?,
             None => {
-                let name = self.names.intern(self.table.symbol(owner).name.as_bytes());
+                let name = self.owner_name(owner);
                 self.emit_named_fn("fn", name)?;
             }
         }
         self.part.charged = (owner != block).then_some(owner);
         self.part.pos.absolute_next = true;
         Ok(())
+    }
+
+    /// The name `owner`'s code is written under: its own, with the block's
+    /// suffix (`'2`, callgrind's recursion level, and caller context), so
+    /// that nested activations stay apart as callgrind keeps them apart.
+    fn owner_name(&mut self, owner: SymbolId) -> super::ids::Sym {
+        let mut name = self.table.symbol(owner).name.as_bytes().to_vec();
+        if let Some(FnKind::Jit {
+            name: full, symbol, ..
+        }) = self.part.block_fn.map(|f| f.kind)
+        {
+            let base = self.table.symbol(symbol).name.len();
+            name.extend_from_slice(self.names.name(full).get(base..).unwrap_or_default());
+        }
+        self.names.intern(&name)
     }
 }
