@@ -83,6 +83,9 @@ fn a_jit_name_that_reads_as_an_id_gets_an_id_of_its_own() {
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("cfn=(1) (7) looks_like_id\n"), "{out}");
     assert!(out.contains("\nfn=(1)\n"), "{out}");
+    // Other ids defined afterwards are fine, above ours or not.
+    let others = format!("{HEAD}{body}fn=(2) other\n0x400010 9 1\nfl=(5) b.c\n");
+    assert!(passes::exact(others.as_bytes(), Vec::new(), &table).is_ok());
     // The input defining that id afterwards would rename the function.
     let later = format!("{HEAD}{body}fn=(1) other\n0x400010 9 1\n");
     let err = passes::exact(later.as_bytes(), Vec::new(), &table).unwrap_err();
@@ -136,4 +139,25 @@ fn an_undefined_id_is_named_by_its_space() {
         let err = passes::exact(profile.as_bytes(), Vec::new(), &table()).unwrap_err();
         assert_eq!(err.to_string(), format!("line 3: undefined {word} id (3)"));
     }
+}
+
+#[test]
+fn code_a_jump_entered_is_written_under_its_own_function() {
+    let mut table = SymbolTable::builder();
+    table.add_perf_map(
+        "/m".into(),
+        b"1000 100 sum_to(sum.calc:3)\n2000 20 tramp(t.calc:9)\n",
+    );
+    let table = table.build();
+    let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000002000'2\n0x2000 0 2\n\
+                0x1004 0 30\n+4 0 5\n0x2008 0 1\n";
+    let mut out = Vec::new();
+    let stats = passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=t.calc\nfn=(1) tramp'2\n0x2000 9 2\n\
+                fl=sum.calc\nfn=sum_to'2\n0x1004 3 30\n+4 * 5\n\
+                fl=t.calc\nfn=(1)\n0x2008 9 1\n";
+    assert_eq!(out.strip_prefix(HEAD).unwrap(), want);
+    assert_eq!(stats.moved_cost, 35);
+    assert_eq!(stats.jit_cost.values().sum::<u64>(), 38);
 }
