@@ -85,11 +85,12 @@ impl Rewriter<'_> {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
                 self.part.pos.set_input(pos);
-                Some((self.owner(symbol, &pos), pos, costs))
+                let (owner, file, out) = self.locate(symbol, pos);
+                Some((owner, file, out, costs))
             }
             _ => None,
         };
-        let owner = site.map(|(owner, _, _)| owner);
+        let owner = site.map(|(owner, _, _, _)| owner);
         if parsed.is_call && folds(callee) {
             // The callee's lines are its self cost already.
             self.stats.folded_calls += 1;
@@ -102,10 +103,11 @@ impl Rewriter<'_> {
             return Ok(());
         }
         let site = match site {
-            Some((owner, pos, costs)) => {
+            Some((owner, file, out, costs)) => {
                 self.charge_to(owner, 0)?;
-                let (file, out) = self.locate(owner, pos);
-                self.switch_file(file)?;
+                if let Some(file) = file {
+                    self.switch_file(file)?;
+                }
                 Some((out, costs))
             }
             None => None,
@@ -171,7 +173,8 @@ impl Rewriter<'_> {
         };
         match (self.part.block, target) {
             (Block::Jit(symbol), Some(target)) => {
-                let file = jit_file.unwrap_or_else(|| self.locate(symbol, target).0);
+                let here = self.locate(symbol, target).1;
+                let file = jit_file.or(here).unwrap_or(self.part.output.file);
                 self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?;
             }
             _ => match (jit_file, parsed.file.as_ref()) {

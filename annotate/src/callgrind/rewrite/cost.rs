@@ -92,11 +92,14 @@ impl Rewriter<'_> {
                     }
                 };
                 self.part.pos.set_input(pos);
-                let owner = self.owner(symbol, &pos);
-                self.charge_to(owner, cost)?;
+                let (owner, file, out) = self.locate(symbol, pos);
+                if owner != symbol || self.part.charged.is_some() {
+                    self.charge_to(owner, cost)?;
+                }
                 *self.jit_costs[owner.index()].get_or_insert(0) += cost;
-                let (file, out) = self.locate(owner, pos);
-                self.switch_file(file)?;
+                if let Some(file) = file {
+                    self.switch_file(file)?;
+                }
                 self.write_position(out, costs)
             }
             Block::Unnamed(addr) => {

@@ -48,27 +48,33 @@ struct Located {
 }
 
 impl Rewriter<'_> {
-    /// The output file and position for a position inside JIT block
-    /// `symbol`: the line table's row for the address, else the
-    /// function's declaration line.
-    pub(super) fn locate(&mut self, symbol: SymbolId, pos: Pos) -> (Sym, Pos) {
+    /// Where a position inside JIT block `symbol` goes: the JIT function
+    /// whose code holds it (the block's own where the address is in no
+    /// range or the profile has no addresses; see `owner`), the output file
+    /// of its line (`None`: no line column, the file stays), and the
+    /// position with the line table's line, else the function's declared
+    /// line.
+    pub(super) fn locate(&mut self, symbol: SymbolId, pos: Pos) -> (SymbolId, Option<Sym>, Pos) {
+        let instr = self.cols.index(Column::Instr).map(|i| pos[i]);
+        let found = instr.and_then(|addr| self.lookup(addr, symbol));
+        let owner = found.map_or(symbol, |(owner, _)| owner);
         let Some(li) = self.cols.index(Column::Line) else {
-            return (self.part.output.file, pos);
+            return (owner, None, pos);
         };
         let mut out = pos;
-        let Some(addr) = self.cols.index(Column::Instr).map(|i| pos[i]) else {
-            out[li] = u64::from(self.table.symbol(symbol).line);
-            return (self.jit_ident(symbol).file, out);
-        };
-        match self.lookup(addr, symbol) {
-            None => (self.jit_ident(symbol).file, pos),
+        match found {
+            _ if instr.is_none() => {
+                out[li] = u64::from(self.table.symbol(symbol).line);
+                (owner, Some(self.jit_ident(symbol).file), out)
+            }
+            None => (owner, Some(self.jit_ident(symbol).file), pos),
             Some((_, Some(row))) => {
                 out[li] = u64::from(row.line);
-                (self.file_sym(row.file), out)
+                (owner, Some(self.file_sym(row.file)), out)
             }
             Some((found, None)) => {
                 out[li] = u64::from(self.table.symbol(found).line);
-                (self.jit_ident(found).file, out)
+                (owner, Some(self.jit_ident(found).file), out)
             }
         }
     }

@@ -13,23 +13,12 @@
 use super::names::{FnKind, Space};
 use super::state::Block;
 use super::{Res, Rewriter};
-use crate::callgrind::format::position::{Column, Pos};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
-    /// The JIT function whose code holds `pos`, in the block of `symbol`:
-    /// the block's own where the address lies in no JIT range or the
-    /// profile has no addresses.
-    pub(super) fn owner(&mut self, symbol: SymbolId, pos: &Pos) -> SymbolId {
-        let Some(i) = self.cols.index(Column::Instr) else {
-            return symbol;
-        };
-        self.lookup(pos[i], symbol)
-            .map_or(symbol, |(found, _)| found)
-    }
-
     /// Makes `owner`'s function the output's current one (see the module
     /// doc); `cost` is counted as moved when it is not the block's.
+    #[cold]
     pub(super) fn charge_to(&mut self, owner: SymbolId, cost: u64) -> Res {
         let Block::Jit(block) = self.part.block else {
             return Ok(());

@@ -49,7 +49,7 @@ impl Rewriter<'_> {
             return self.jit_target_pos(target, kind);
         }
         match (self.part.block, self.cols.index(Column::Instr)) {
-            (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).1,
+            (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).2,
             _ => target,
         }
     }
@@ -86,7 +86,7 @@ impl Rewriter<'_> {
                 }
                 match li {
                     Some(li) if target[i] == addr => target[li] = u64::from(line),
-                    _ => target = self.locate(symbol, target).1,
+                    _ => target = self.locate(symbol, target).2,
                 }
                 target
             }
