@@ -30,7 +30,7 @@ pub struct Stats {
     pub unnamed_cost: HashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
     pub ambiguous: BTreeSet<SymbolId>,
-    /// Calls from JIT code into the middle of a JIT range (not new
+    /// Calls into the middle of a JIT range (not new
     /// activations), folded into self cost.
     pub folded_calls: u64,
     /// Self cost (first event) of JIT code that callgrind charged to
