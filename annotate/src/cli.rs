@@ -181,7 +181,7 @@ impl std::error::Error for UsageError {}
 /// `--bias` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Bias {
-    /// Detect it per DEBUG_INFO record.
+    /// Decide per jitdump, from its writer and what all of its records show.
     Detect,
     /// Never remove it.
     None,
