@@ -47,6 +47,17 @@ pub struct Input {
 }
 
 impl Input {
+    /// Another handle to the same file: a spooled copy (stdin, a pipe) is
+    /// shared, not read again.
+    pub fn try_clone(&self) -> std::io::Result<Input> {
+        Ok(Input {
+            path: self.path.clone(),
+            file: self.file.try_clone()?,
+            kind: self.kind,
+            mode: self.mode,
+        })
+    }
+
     /// Opens `path` (`-` is stdin) and tells what it is.
     pub fn open(path: &Path) -> Result<Input> {
         let name = path.display();

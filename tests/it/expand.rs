@@ -32,6 +32,14 @@ pub enum Record {
     },
 }
 
+impl Record {
+    /// A cost line of zeros, which means nothing (the rewriter may keep a
+    /// folded call's position that way).
+    pub fn is_zero_cost(&self) -> bool {
+        matches!(self, Record::Cost { costs, .. } if costs.split_whitespace().all(|c| c == "0"))
+    }
+}
+
 #[derive(Default)]
 struct Reader {
     names: HashMap<(u8, u64), String>,

@@ -274,3 +274,31 @@ fn a_name_that_reads_as_an_id_reads_back_whole_in_both_readers() {
     );
     assert_eq!(line_cost(&dir.join("out"), name, 11), 300);
 }
+
+#[test]
+fn a_symbol_file_on_stdin_serves_every_process_it_is_given_to() {
+    let dir = util::scratch("prov-stdin");
+    let a = run(&dir, "a", &["shared_fn", "100"], &[]);
+    let b = run(&dir, "b", &["other_fn", "100"], &[]);
+    let out = std::process::Command::new(util::cli())
+        .current_dir(&dir)
+        .arg("annotate")
+        .args([&a.profile, &b.profile])
+        .args(["-", "--any-pid"])
+        .stdin(std::fs::File::open(&a.dump).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for r in [&a, &b] {
+        let named = r
+            .profile
+            .parent()
+            .unwrap()
+            .join(format!("callgrind.jit.out.{}", r.pid));
+        assert!(
+            listed(&named).contains("prov.calc:shared_fn"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

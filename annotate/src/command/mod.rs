@@ -116,6 +116,7 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
     } else {
         provenance::given(&pids, sources, request.any_pid)?
     };
+    let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
     let mut reports = Vec::new();
     for ((pid, profiles), provenance) in groups.into_iter().zip(provenances) {
         let symbols = load_symbols(&provenance.used, request.bias)?;
@@ -174,7 +175,7 @@ fn rewrite_one(
     request: &Request,
     profile: &Input,
     symbols: &SymbolTable,
-    protected: &[PathBuf],
+    protected: &[&Path],
 ) -> Result<Rewritten> {
     let allow = request.allow_truncated;
     let target = target_for(request.output.as_deref(), profile);
@@ -183,8 +184,7 @@ fn rewrite_one(
             output::write_to_stdout(|file| rewrite_into(profile, file, symbols, allow))?
         }
         Target::File(out) => {
-            let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
-            output::check_target(out, &protected)?;
+            output::check_target(out, protected)?;
             output::write_atomically(out, profile.mode, |file| {
                 rewrite_into(profile, file, symbols, allow)
             })?

@@ -123,7 +123,7 @@ pub fn given(pids: &[Option<u32>], sources: Vec<Input>, any_pid: bool) -> Result
         }
         if let Some((&last, rest)) = targets.split_last() {
             for &i in rest {
-                result[i].used.push(Input::open(&source.path)?);
+                result[i].used.push(source.try_clone()?);
             }
             result[last].used.push(source);
         }
