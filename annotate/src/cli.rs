@@ -113,7 +113,7 @@ pub struct RecordArgs {
 const ANNOTATE_EXAMPLES: &str = "\
 Examples:
   callgrind-jit annotate callgrind.out.1234 jit-1234.dump
-  callgrind-jit annotate callgrind.out.1234            (finds jit-1234.dump, /tmp/perf-1234.map)
+  callgrind-jit annotate callgrind.out.1234            (finds jit-1234.dump, perf-1234.map by pid)
   callgrind-jit annotate callgrind.out.1234*           (all parts and threads of a run)
   callgrind-jit annotate callgrind.out.1234 -o named.out
 

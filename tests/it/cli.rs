@@ -146,3 +146,17 @@ fn a_truncated_jitdump_still_names_what_it_holds() {
     );
     assert!(stderr.contains("JIT functions named: 1"), "{stderr}");
 }
+
+#[test]
+fn finds_a_perf_map_kept_beside_the_profile() {
+    let dir = util::scratch("cli-map-beside");
+    copy_fixture("moarvm-words", &dir);
+    let out = annotate(&dir, &["callgrind.out.2422"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("perf-2422.map' (39 code ranges; found, the only candidate)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("JIT functions named: 24"), "{stderr}");
+}

@@ -13,12 +13,14 @@ pub struct Discovery {
 
 /// Candidate symbol files for `pid`, in the order runtimes put them: next
 /// to the profile, the current directory, `$JITDUMPDIR`, `/tmp`,
-/// `~/.debug/jit/*/` (and under `$JITDUMPDIR`), then `/tmp/perf-PID.map`.
+/// `~/.debug/jit/*/` (and under `$JITDUMPDIR`); then `perf-PID.map` next to
+/// the profile, in the current directory (where a profile is kept with its
+/// files) and in `/tmp` (where runtimes write it).
 pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
     let dump = format!("jit-{pid}.dump");
     let beside = profile.parent().filter(|p| !p.as_os_str().is_empty());
-    let mut dirs: Vec<PathBuf> = vec![beside.map_or_else(|| PathBuf::from("."), Path::to_path_buf)];
-    dirs.push(PathBuf::from("."));
+    let beside = beside.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let mut dirs: Vec<PathBuf> = vec![beside.clone(), PathBuf::from(".")];
     let jitdumpdir = std::env::var_os("JITDUMPDIR").map(PathBuf::from);
     dirs.extend(jitdumpdir.clone());
     dirs.push(PathBuf::from("/tmp"));
@@ -29,10 +31,12 @@ pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
         dirs.extend(debug_jit_dirs(&base));
     }
     let mut result = Discovery::default();
+    let map = format!("perf-{pid}.map");
+    let map_dirs = [beside, PathBuf::from("."), PathBuf::from("/tmp")];
     let candidates = dirs
         .iter()
         .map(|d| d.join(&dump))
-        .chain([PathBuf::from(format!("/tmp/perf-{pid}.map"))]);
+        .chain(map_dirs.iter().map(|d| d.join(&map)));
     for candidate in candidates {
         if !result.looked.contains(&candidate) {
             result.looked.push(candidate.clone());
