@@ -51,8 +51,8 @@ fn lookup(c: &mut Criterion) {
         .unwrap();
     let table = table.build();
     let addrs: Vec<u64> = table
-        .symbols()
-        .iter()
+        .ids()
+        .map(|id| table.symbol(id))
         .map(|s| s.start + s.size / 2)
         .collect();
     let mut g = c.benchmark_group("symbols");

@@ -146,6 +146,13 @@ pub struct AnnotateArgs {
     #[arg(long)]
     pub any_pid: bool,
 
+    /// Write no code image: by default the machine code of the JIT
+    /// functions a profile names is written beside its output as
+    /// jit-code.OUTPUT.elf (from the jitdump's code bytes), for
+    /// KCachegrind's Machine Code tab and objdump.
+    #[arg(long)]
+    pub no_code: bool,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -160,6 +167,7 @@ impl AnnotateArgs {
             bias: self.bias.mode(),
             allow_truncated: self.allow_truncated,
             any_pid: self.any_pid,
+            no_code: self.no_code,
             started: None,
         }
     }

@@ -6,6 +6,7 @@
 pub mod callgrind;
 pub mod clean;
 pub mod cli;
+pub mod code_image;
 pub mod command;
 pub mod input;
 /// The jitdump format, read with jit-client's reader (one model of the

@@ -62,13 +62,25 @@ pub fn looks_like_perf_map(data: &[u8]) -> bool {
 
 /// `7f3c2a1000 1a4 LazyCompile:~foo file.js:3` -> (start, size, name).
 fn parse_line(line: &[u8]) -> Option<(u64, u64, String)> {
+    let (start, size, rest) = fields(line)?;
+    Some((start, size, name(rest)))
+}
+
+/// A line's address, size and name bytes, without decoding the name;
+/// `None` where the line does not parse or its name is blank.
+pub fn fields(line: &[u8]) -> Option<(u64, u64, &[u8])> {
     let (start, rest) = hex_field(line)?;
     let (size, rest) = hex_field(rest)?;
-    let name = String::from_utf8_lossy(rest).trim_end().to_string();
-    if name.is_empty() {
-        return None;
-    }
-    Some((start, size, name))
+    let blank = match rest.is_ascii() {
+        true => rest.iter().all(|&b| (b as char).is_whitespace()),
+        false => name(rest).is_empty(),
+    };
+    (!blank).then_some((start, size, rest))
+}
+
+/// A name's bytes as text: lossily decoded, trailing blanks dropped.
+pub fn name(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw).trim_end().to_string()
 }
 
 /// A hex number (optional `0x`), then a run of blanks.
@@ -84,7 +96,10 @@ fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
     if end == 0 || end > 16 {
         return None;
     }
-    let value = u64::from_str_radix(std::str::from_utf8(&s[..end]).ok()?, 16).ok()?;
+    let value = s[..end].iter().fold(0u64, |v, &b| {
+        let digit = (b as char).to_digit(16).unwrap_or(0);
+        (v << 4) | u64::from(digit)
+    });
     let rest = &s[end..];
     let blanks = rest
         .iter()

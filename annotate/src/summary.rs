@@ -26,6 +26,7 @@ pub fn render(report: &Report) -> String {
         input,
         output: out,
         stats,
+        code_image,
     } in &report.profiles
     {
         let out = if out.as_os_str() == "-" {
@@ -34,6 +35,13 @@ pub fn render(report: &Report) -> String {
             format!("'{}'", out.display())
         };
         let _ = writeln!(s, "wrote {out} (from '{}')", input.display());
+        if let Some((image, functions)) = code_image {
+            let _ = writeln!(
+                s,
+                "wrote '{}' (machine code of {functions} JIT functions, for KCachegrind's Machine Code tab and objdump)",
+                image.display()
+            );
+        }
         all.merge(stats);
     }
     costs(&mut s, table, &all);
@@ -60,7 +68,7 @@ fn sources(s: &mut String, report: &Report) {
             .sources()
             .iter()
             .position(|source| source.path == *path);
-        let ranges = used.map(|i| table.symbols().iter().filter(|sym| sym.source == i).count());
+        let ranges = used.map(|i| table.ranges_of(i));
         let ranges = ranges
             .map(|n| format!("{n} code ranges; "))
             .unwrap_or_default();

@@ -30,6 +30,9 @@
 
 mod error;
 pub mod ffi;
+pub mod file_window;
+#[cfg(feature = "image")]
+pub mod image;
 pub mod jitdump;
 #[cfg(feature = "live")]
 mod live;

@@ -41,7 +41,9 @@
 //! 6. V8's jitdumps (function names tagged `JS:`): line addresses are
 //!    0x40 past the code (V8 counts an ELF header in), and a line table
 //!    whose file names are not text (a known V8 bug) is dropped.
-//! 7. Everything else is copied as it is.
+//! 7. Where a code image was written beside the output, a jitdump's
+//!    functions are under it as their object, not under the jitdump.
+//! 8. Everything else is copied as it is.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,6 +96,27 @@ impl Symbols {
             }
         }
         Symbols { ranges }
+    }
+
+    /// Rule 7: a jitdump's functions are written under the code image
+    /// beside the output, where one was written.
+    pub fn with_code_image(mut self, image: &Path) -> Symbols {
+        let object = std::path::absolute(image).unwrap().display().to_string();
+        for range in self.ranges.iter_mut().filter(|r| r.rank == 1) {
+            range.object = object.clone();
+        }
+        self
+    }
+
+    /// The rules for the output `output` of a run that may have written a
+    /// code image beside it.
+    pub fn for_output(self, output: &Path) -> Symbols {
+        let name = output.file_name().unwrap().to_string_lossy();
+        let image = output.with_file_name(format!("jit-code.{name}.elf"));
+        match image.exists() {
+            true => self.with_code_image(&image),
+            false => self,
+        }
     }
 
     /// Rule 5: the range that wins at `addr`.
@@ -490,8 +513,9 @@ pub fn check_recording(dir: &Path) {
             continue; // a process with nothing to name (a shell, say)
         }
         let input = std::fs::read_to_string(&path).unwrap();
+        let symbols = Symbols::read(&sources).for_output(&output);
         let output = std::fs::read_to_string(&output).unwrap();
-        check(&name, &input, &output, &Symbols::read(&sources));
+        check(&name, &input, &output, &symbols);
         checked += 1;
     }
     assert!(checked > 0, "no annotated recording in {}", dir.display());

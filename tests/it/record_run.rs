@@ -211,11 +211,12 @@ fn with_trace_children_each_process_is_named_from_its_own_files() {
     for profile in annotated {
         let pid = profile.extension().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&profile).unwrap();
-        // JIT code objects name this process's own jitdump, no other.
-        let own = format!("jit-{pid}.dump");
+        // JIT code objects name this profile's own code image, no other
+        // (the oracle above held the names to this pid's own jitdump).
+        let own = format!("jit-code.callgrind.jit.out.{pid}.elf");
         assert!(text.contains(&own), "{} lacks {own}", profile.display());
         assert_eq!(
-            text.matches(".dump\n").count(),
+            text.matches(".elf\n").count(),
             text.matches(&format!("{own}\n")).count()
         );
         let report = util::callgrind_annotate(&profile, &["--auto=no"]);

@@ -98,8 +98,8 @@ fn expected_identities(
 ) -> (BTreeSet<identity::Triple>, BTreeSet<(String, String)>) {
     let mut kc = BTreeSet::new();
     let mut ca = BTreeSet::new();
-    for s in table.symbols() {
-        let file = s.file.map_or("<jit>", |f| table.file(f)).to_string();
+    for s in table.ids().map(|id| table.symbol(id)) {
+        let file = s.file.map_or("<jit>".into(), |f| table.file(f).to_string());
         let object = &table.sources()[s.source].object;
         kc.insert((s.name.clone(), basename(&file), basename(object)));
         ca.insert((file, s.name.clone()));

@@ -13,6 +13,7 @@ use std::time::SystemTime;
 use anyhow::{bail, Context, Result};
 
 use crate::callgrind::{self, Ending, RewriteError, Stats};
+use crate::code_image;
 use crate::input::{self, Input, Kind, OUTPUT_MARK};
 use crate::output::{self, Target};
 use crate::symbols::{BiasMode, SymbolTable};
@@ -35,6 +36,8 @@ pub struct Request {
     /// Use every given symbol file for every profile, whatever process it
     /// names.
     pub any_pid: bool,
+    /// Write no code image beside the outputs (`--no-code`).
+    pub no_code: bool,
     /// When the run started, if known (`record`): a symbol file last
     /// written before cannot be the run's.
     pub started: Option<SystemTime>,
@@ -49,6 +52,9 @@ pub struct Rewritten {
     pub output: PathBuf,
     /// What the rewrite did.
     pub stats: Stats,
+    /// The code image written beside the output, and how many functions
+    /// it holds.
+    pub code_image: Option<(PathBuf, usize)>,
 }
 
 /// What `annotate` did for one process.
@@ -127,9 +133,8 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             ..Report::default()
         };
         for profile in &profiles {
-            report
-                .profiles
-                .push(rewrite_one(request, profile, &report.symbols, &protected)?);
+            let rewritten = rewrite_one(request, profile, &mut report.symbols, &protected)?;
+            report.profiles.push(rewritten);
         }
         reports.push(report);
     }
@@ -170,23 +175,43 @@ fn discover_for(group: &(Option<u32>, Vec<Input>), started: Option<SystemTime>) 
     provenance::discovered(*pid, beside, ended, started)
 }
 
-/// Rewrites one profile into its output.
+/// Rewrites one profile into its output, and the machine code of the JIT
+/// functions it names into a code image beside it: both written, or
+/// neither.
 fn rewrite_one(
     request: &Request,
     profile: &Input,
-    symbols: &SymbolTable,
+    symbols: &mut SymbolTable,
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let allow = request.allow_truncated;
     let target = target_for(request.output.as_deref(), profile);
+    let image = match &target {
+        Target::File(out) if !request.no_code && code_image::wanted(symbols) => {
+            Some(code_image::path_for(out))
+        }
+        _ => None,
+    };
+    symbols.name_objects(image.as_deref());
+    let symbols = &*symbols;
+    let mut code_image = None;
     let stats = match &target {
         Target::Stdout => {
             output::write_to_stdout(|file| rewrite_into(profile, file, symbols, allow))?
         }
         Target::File(out) => {
             output::check_target(out, protected)?;
+            if let Some(image) = &image {
+                code_image::check_target(image, protected)?;
+            }
             output::write_atomically(out, profile.mode, |file| {
-                rewrite_into(profile, file, symbols, allow)
+                let stats = rewrite_into(profile, file, symbols, allow)?;
+                if let Some(image) = &image {
+                    let named = stats.jit_cost.keys().copied();
+                    let functions = code_image::write(symbols, named, image)?;
+                    code_image = (functions > 0).then(|| (image.clone(), functions));
+                }
+                Ok(stats)
             })?
         }
     };
@@ -198,6 +223,7 @@ fn rewrite_one(
         input: profile.path.clone(),
         output,
         stats,
+        code_image,
     })
 }
 
@@ -262,23 +288,27 @@ fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
     }
 }
 
+/// Indexes every symbol file (each read once, whatever its size; a
+/// range's names are read again only if a profile touches it).
 fn load_symbols(sources: &[Input], bias: BiasMode) -> Result<SymbolTable> {
     let mut table = SymbolTable::builder();
     for source in sources {
         let path = &source.path;
-        let data = source
-            .read_all()
+        let file = source
+            .file
+            .try_clone()
             .with_context(|| format!("cannot read '{}'", path.display()))?;
         if source.kind == Kind::Jitdump {
             table
-                .add_jitdump(path.clone(), &data, bias)
+                .add_jitdump_file(path.clone(), file, bias)
                 .with_context(|| format!("cannot read jitdump '{}'", path.display()))?;
         } else {
-            table.add_perf_map(path.clone(), &data);
+            table
+                .add_perf_map_file(path.clone(), file)
+                .with_context(|| format!("cannot read '{}'", path.display()))?;
         }
     }
-    let table = table.build();
-    Ok(table)
+    Ok(table.build())
 }
 
 /// Rewrites `input` into `file`, then marks it as ours.
@@ -297,6 +327,9 @@ fn rewrite_into(
         RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
         other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),
     })?;
+    if let Some(why) = symbols.failure() {
+        bail!("cannot name '{name}': {why}");
+    }
     if !allow_truncated {
         check_ending(&input.path, stats.ending)?;
     }

@@ -249,10 +249,13 @@ pub fn top_list(report: &Report, top: usize) -> String {
         total += stats.total;
         for (&symbol, &cost) in &stats.jit_cost {
             let s = table.symbol(symbol);
-            let file = s.file.map_or("<jit>", |f| table.file(f));
-            let file = relative(Path::new(file), cwd.as_deref())
-                .display()
-                .to_string();
+            let file = s.file.map(|f| table.file(f));
+            let file = relative(
+                Path::new(file.as_deref().unwrap_or("<jit>")),
+                cwd.as_deref(),
+            )
+            .display()
+            .to_string();
             let location = if s.line > 0 {
                 format!("{file}:{}", s.line)
             } else {

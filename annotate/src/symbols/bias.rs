@@ -5,7 +5,8 @@
 //! records say, never per record: a function of jit-client whose first line
 //! entry happens to sit 0x40 bytes in must keep its lines.
 
-use crate::jitdump::{DebugEntry, Header};
+use crate::jitdump::scan::EntrySpan;
+use crate::jitdump::Header;
 
 /// The bias of 64-bit writers.
 const ELF64_BIAS: u64 = 0x40;
@@ -51,9 +52,9 @@ pub struct Decision {
 /// What the records of a file say: every record's offsets lie in the
 /// biased window `[0x40, size + 0x40]`; some offset lies past its code's
 /// end (impossible without the bias); how many records start exactly at
-/// 0x40.
-#[derive(Debug, Default)]
-struct Evidence {
+/// 0x40. Gathered one load at a time, from its DEBUG_INFO's span.
+#[derive(Debug)]
+pub struct Evidence {
     records: usize,
     all_in_window: bool,
     past_end: bool,
@@ -61,22 +62,30 @@ struct Evidence {
 }
 
 impl Evidence {
-    fn of<'e>(loads: impl Iterator<Item = (u64, u64, &'e [DebugEntry<'e>])>) -> Evidence {
-        let mut evidence = Evidence {
+    /// No record seen yet.
+    pub fn new() -> Evidence {
+        Evidence {
+            records: 0,
             all_in_window: true,
-            ..Evidence::default()
-        };
-        for (addr, size, entries) in loads.filter(|l| !l.2.is_empty()) {
-            evidence.records += 1;
-            let offsets = entries.iter().map(|e| e.addr.checked_sub(addr));
-            let window = ELF64_BIAS..=size.saturating_add(ELF64_BIAS);
-            for offset in offsets {
-                evidence.all_in_window &= offset.is_some_and(|o| window.contains(&o));
-                evidence.past_end |= offset.is_some_and(|o| o > size);
-            }
-            evidence.first_at_bias += usize::from(entries[0].addr.checked_sub(addr) == Some(0x40));
+            past_end: false,
+            first_at_bias: 0,
         }
-        evidence
+    }
+
+    /// Adds the load at `addr` of `size` bytes, its DEBUG_INFO's entries
+    /// spanning `span` (`None`: no entries, no evidence).
+    pub fn add(&mut self, addr: u64, size: u64, span: Option<EntrySpan>) {
+        let Some(span) = span else {
+            return;
+        };
+        self.records += 1;
+        let window = ELF64_BIAS..=size.saturating_add(ELF64_BIAS);
+        let lowest = span.min.checked_sub(addr);
+        let highest = span.max.checked_sub(addr);
+        self.all_in_window &= lowest.is_some_and(|o| window.contains(&o))
+            && highest.is_some_and(|o| window.contains(&o));
+        self.past_end |= highest.is_some_and(|o| o > size);
+        self.first_at_bias += usize::from(span.first.checked_sub(addr) == Some(ELF64_BIAS));
     }
 
     /// The bias holds across the file: every record fits it, and some
@@ -88,19 +97,13 @@ impl Evidence {
     }
 }
 
-/// Decides the bias of one file: `loads` are its CODE_LOADs as (address,
-/// size, DEBUG_INFO entries).
-pub fn decide<'e>(
-    header: &Header,
-    loads: impl Iterator<Item = (u64, u64, &'e [DebugEntry<'e>])>,
-    mode: BiasMode,
-) -> Decision {
+/// Decides the bias of one file from what its records say.
+pub fn decide(header: &Header, evidence: &Evidence, mode: BiasMode) -> Decision {
     let writer = match header.reserved {
         _ if header.is_jit_client() => Writer::JitClient,
         V8_MARK => Writer::V8,
         _ => Writer::Other,
     };
-    let evidence = Evidence::of(loads);
     let (shift, reason) = match (mode, writer) {
         (BiasMode::None, _) => (0, "--bias none"),
         (BiasMode::Fixed(b), _) => (b, "--bias given"),
@@ -125,6 +128,7 @@ pub fn decide<'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jitdump::DebugEntry;
 
     fn header(reserved: u32) -> Header {
         Header {
@@ -137,6 +141,14 @@ mod tests {
             timestamp: 0,
             flags: 0,
         }
+    }
+
+    fn evidence(loads: &[(u64, u64, &[DebugEntry])]) -> Evidence {
+        let mut evidence = Evidence::new();
+        for &(addr, size, entries) in loads {
+            evidence.add(addr, size, EntrySpan::of(entries));
+        }
+        evidence
     }
 
     fn entry(addr: u64) -> DebugEntry<'static> {
@@ -154,7 +166,7 @@ mod tests {
         let a = [entry(0x1000 + first[0]), entry(0x1000 + first[0] + 8)];
         let b = [entry(0x2000 + first[1]), entry(0x2000 + first[1] + 8)];
         let loads = [(0x1000, 0x100, &a[..]), (0x2000, 0x100, &b[..])];
-        decide(&header(reserved), loads.into_iter(), BiasMode::Detect).shift
+        decide(&header(reserved), &evidence(&loads), BiasMode::Detect).shift
     }
 
     #[test]
@@ -179,7 +191,7 @@ mod tests {
         let past = [entry(0x1044), entry(0x1000 + 0x120)];
         let loads = [(0x1000u64, 0x100u64, &past[..])];
         assert_eq!(
-            decide(&header(0), loads.into_iter(), BiasMode::Detect).shift,
+            decide(&header(0), &evidence(&loads), BiasMode::Detect).shift,
             0x40
         );
     }

@@ -4,16 +4,28 @@
 //! or a jitdump and a map covering the same code) a jitdump beats a map and
 //! a later load beats an earlier one; such addresses are marked ambiguous
 //! when the losing range had another name.
+//!
+//! A symbol file can hold millions of functions of which a profile touches
+//! a few thousand. Building the table reads each file once and keeps an
+//! [`Entry`] per range (address, size, where its records are); a range's
+//! name, file and line table are decoded from the file the first time
+//! [`SymbolTable::symbol`] is asked for it (`decode.rs`). Memory grows with
+//! the number of ranges, never with the files' size.
 
 mod bias;
-mod from_jitdump;
-mod from_perfmap;
+mod decode;
+mod index_jitdump;
+mod index_perfmap;
 mod modules;
 pub mod runtime_names;
 mod segments;
 
-use indexmap::IndexSet;
+use std::cell::{OnceCell, RefCell};
+use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use indexmap::IndexSet;
 
 pub use bias::{BiasMode, Decision, Writer};
 use segments::Segment;
@@ -28,7 +40,7 @@ pub enum SourceKind {
 }
 
 /// One input file of symbols.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Source {
     /// The file as given.
     pub path: PathBuf,
@@ -36,7 +48,32 @@ pub struct Source {
     pub kind: SourceKind,
     /// The object name JIT functions from it get in the profile.
     pub object: String,
+    /// The open file, read again for the ranges a profile touches.
+    file: File,
+    /// A jitdump's header (its byte order).
+    header: Option<crate::jitdump::Header>,
+    /// The +0x40 bias decided for a jitdump.
+    shift: u64,
 }
+
+/// One code range as indexed: where it is, and where its records are in
+/// its source (40 bytes; the rest is decoded when asked for).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    start: u64,
+    size: u64,
+    /// Offset of the CODE_LOAD record, or of the perf map line.
+    record: u64,
+    /// Offset of the DEBUG_INFO record matched to the load, or [`NO_DEBUG`].
+    debug: u64,
+    source: u32,
+    /// The code object (`<jit module N>`) of a name two modules share; 0
+    /// for none.
+    module: u32,
+}
+
+/// [`Entry::debug`] of a range without DEBUG_INFO.
+const NO_DEBUG: u64 = u64::MAX;
 
 /// A source line for instructions from `offset` up to the next row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +162,7 @@ impl Symbol {
 pub struct SymbolId(pub u32);
 
 impl SymbolId {
-    /// The symbol's index in [`SymbolTable::symbols`].
+    /// The symbol's index in its table.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -166,14 +203,18 @@ pub struct BuildReport {
 #[derive(Debug, Default)]
 pub struct SymbolTable {
     sources: Vec<Source>,
-    symbols: Vec<Symbol>,
+    entries: Vec<Entry>,
+    /// Each entry's symbol, once decoded.
+    decoded: Vec<OnceCell<Box<Symbol>>>,
     /// Source file names, numbered in the order first met.
-    files: IndexSet<String>,
+    files: RefCell<IndexSet<Arc<str>>>,
     segments: Vec<Segment>,
     /// Per symbol, the index of the first segment it owns (`u32::MAX` for
     /// none): a lookup that knows its symbol starts there.
     first_segment: Vec<u32>,
-    priorities: Vec<(u8, SymbolId)>,
+    /// The first symbol file that could not be read again when a range of
+    /// it was decoded (it changed since the table was built).
+    failure: RefCell<Option<String>>,
     /// What was skipped while reading the sources.
     pub report: BuildReport,
 }
@@ -185,20 +226,60 @@ pub struct SymbolTableBuilder {
     table: SymbolTable,
 }
 
+/// A symbol file that could not be read.
+pub type ReadError = crate::jitdump::scan::ScanError;
+
 impl SymbolTableBuilder {
-    /// Reads a jitdump's bytes into the table.
+    /// Indexes an open jitdump.
+    pub fn add_jitdump_file(
+        &mut self,
+        path: PathBuf,
+        file: File,
+        bias: BiasMode,
+    ) -> Result<(), ReadError> {
+        let source = self.table.add_source(path, SourceKind::Jitdump, file);
+        let first = self.table.entries.len();
+        index_jitdump::add(&mut self.table, source, bias)?;
+        let end = self.table.entries.len();
+        modules::separate(&mut self.table, first..end);
+        Ok(())
+    }
+
+    /// Indexes an open perf map.
+    pub fn add_perf_map_file(&mut self, path: PathBuf, file: File) -> std::io::Result<()> {
+        let source = self.table.add_source(path, SourceKind::PerfMap, file);
+        let first = self.table.entries.len();
+        index_perfmap::add(&mut self.table, source)?;
+        let end = self.table.entries.len();
+        modules::separate(&mut self.table, first..end);
+        Ok(())
+    }
+
+    /// Indexes a jitdump held in memory (tests, tools).
     pub fn add_jitdump(
         &mut self,
         path: PathBuf,
         data: &[u8],
         bias: BiasMode,
     ) -> Result<(), crate::jitdump::ReadError> {
-        self.table.add_jitdump(path, data, bias)
+        let file = file_holding(data).map_err(|_| crate::jitdump::ReadError {
+            offset: 0,
+            message: "cannot hold the bytes in a temporary file",
+        })?;
+        self.add_jitdump_file(path, file, bias)
+            .map_err(|e| match e {
+                ReadError::Format(e) => e,
+                ReadError::Io(_) => crate::jitdump::ReadError {
+                    offset: 0,
+                    message: "cannot read the temporary file",
+                },
+            })
     }
 
-    /// Reads a perf map's bytes into the table.
+    /// Indexes a perf map held in memory (tests, tools).
     pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
-        self.table.add_perf_map(path, data);
+        let added = file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
+        added.expect("a temporary file holds a perf map's bytes");
     }
 
     /// The table, with its lookup index built.
@@ -208,63 +289,61 @@ impl SymbolTableBuilder {
     }
 }
 
+/// The name a file has as an object in the profile: its absolute path.
+fn object_name(path: &std::path::Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    absolute.display().to_string()
+}
+
+/// An unlinked temporary file holding `data`.
+fn file_holding(data: &[u8]) -> std::io::Result<File> {
+    use std::io::Write;
+    let mut file = crate::output::unlinked_temp_file("symbols")?;
+    file.write_all(data)?;
+    Ok(file)
+}
+
 impl SymbolTable {
     /// A builder to add symbol files to.
     pub fn builder() -> SymbolTableBuilder {
         SymbolTableBuilder::default()
     }
 
-    fn add_jitdump(
-        &mut self,
-        path: PathBuf,
-        data: &[u8],
-        bias: BiasMode,
-    ) -> Result<(), crate::jitdump::ReadError> {
-        let dump = crate::jitdump::read(data)?;
-        let source = self.add_source(path, SourceKind::Jitdump);
-        let first = self.symbols.len();
-        from_jitdump::add(self, source, &dump, bias);
-        modules::separate(self, first..self.symbols.len());
-        Ok(())
-    }
-
-    fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
-        let source = self.add_source(path, SourceKind::PerfMap);
-        let first = self.symbols.len();
-        from_perfmap::add(self, source, &crate::perfmap::parse(data));
-        modules::separate(self, first..self.symbols.len());
-    }
-
-    fn add_source(&mut self, path: PathBuf, kind: SourceKind) -> usize {
-        let object = std::path::absolute(&path)
-            .unwrap_or_else(|_| path.clone())
-            .display()
-            .to_string();
-        self.sources.push(Source { path, kind, object });
+    fn add_source(&mut self, path: PathBuf, kind: SourceKind, file: File) -> usize {
+        let object = object_name(&path);
+        self.sources.push(Source {
+            path,
+            kind,
+            object,
+            file,
+            header: None,
+            shift: 0,
+        });
         self.sources.len() - 1
     }
 
-    fn push(&mut self, symbol: Symbol) {
-        let rank = match self.sources[symbol.source].kind {
-            SourceKind::PerfMap => 0,
-            SourceKind::Jitdump => 1,
-        };
-        self.priorities
-            .push((rank, SymbolId(self.symbols.len() as u32)));
-        self.symbols.push(symbol);
+    fn reserve(&mut self, more: usize) {
+        self.entries.reserve(more);
+        self.decoded.reserve(more);
     }
 
-    fn intern_file(&mut self, name: &str) -> FileId {
-        match self.files.get_index_of(name) {
+    fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+        self.decoded.push(OnceCell::new());
+    }
+
+    fn intern_file(&self, name: &str) -> FileId {
+        let mut files = self.files.borrow_mut();
+        match files.get_index_of(name) {
             Some(id) => FileId(id as u32),
-            None => FileId(self.files.insert_full(name.to_string()).0 as u32),
+            None => FileId(files.insert_full(Arc::from(name)).0 as u32),
         }
     }
 
     /// Builds the lookup index, once every source is in.
     fn index(&mut self) {
-        self.segments = segments::build(&self.symbols, &self.priorities);
-        self.first_segment = vec![u32::MAX; self.symbols.len()];
+        self.segments = segments::build(self);
+        self.first_segment = vec![u32::MAX; self.entries.len()];
         for (i, seg) in self.segments.iter().enumerate().rev() {
             self.first_segment[seg.symbol.index()] = i as u32;
         }
@@ -301,24 +380,68 @@ impl SymbolTable {
         }
     }
 
-    /// The symbol numbered `id`.
+    /// The symbol numbered `id`, decoded from its source the first time.
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
-        &self.symbols[id.index()]
+        self.decoded[id.index()].get_or_init(|| Box::new(decode::symbol(self, id)))
     }
 
-    /// All symbols.
-    pub fn symbols(&self) -> &[Symbol] {
-        &self.symbols
+    /// The code bytes of symbol `id`, read again from its jitdump (`None`
+    /// for a perf map's, or a load written without them).
+    pub fn code(&self, id: SymbolId) -> std::io::Result<Option<Vec<u8>>> {
+        decode::code(self, id)
+    }
+
+    /// Names the object of every jitdump's functions: `image`, the code
+    /// image written beside the output, or else the jitdump itself.
+    pub fn name_objects(&mut self, image: Option<&std::path::Path>) {
+        for source in &mut self.sources {
+            if source.kind == SourceKind::Jitdump {
+                let path = image.unwrap_or(&source.path);
+                source.object = object_name(path);
+            }
+        }
+    }
+
+    /// The symbols decoded so far (those the profiles touched, and those
+    /// building the table needed the names of), by number.
+    pub fn decoded(&self) -> impl Iterator<Item = (SymbolId, &Symbol)> {
+        let ids = (0..self.decoded.len() as u32).map(SymbolId);
+        ids.zip(&self.decoded)
+            .filter_map(|(id, s)| s.get().map(|s| (id, &**s)))
+    }
+
+    /// Every symbol's number, in load order.
+    pub fn ids(&self) -> impl Iterator<Item = SymbolId> {
+        (0..self.entries.len() as u32).map(SymbolId)
+    }
+
+    /// How many code ranges the table holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// How many code ranges came from source number `source`.
+    pub fn ranges_of(&self, source: usize) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.source as usize == source)
+            .count()
     }
 
     /// The file name numbered `id`.
-    pub fn file(&self, id: FileId) -> &str {
-        &self.files[id.index()]
+    pub fn file(&self, id: FileId) -> Arc<str> {
+        self.files.borrow()[id.index()].clone()
     }
 
     /// The sources read.
     pub fn sources(&self) -> &[Source] {
         &self.sources
+    }
+
+    /// Why a range could not be decoded, if one could not: its symbol file
+    /// changed after the table was built.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.borrow().clone()
     }
 
     /// Number of address ranges where overlapping symbols disagree.
@@ -331,7 +454,7 @@ impl SymbolTable {
 
     /// True when no source gave any symbol.
     pub fn is_empty(&self) -> bool {
-        self.symbols.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -403,7 +526,7 @@ mod tests {
             .chain(0x2ff0..0x3010)
         {
             let want = table.lookup_range(addr);
-            for symbol in 0..table.symbols().len() as u32 + 1 {
+            for symbol in 0..table.len() as u32 + 1 {
                 assert_eq!(
                     table.lookup_range_near(addr, SymbolId(symbol)),
                     want,

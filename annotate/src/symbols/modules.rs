@@ -17,39 +17,44 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
-use super::SymbolTable;
+use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
-/// symbols `range` (one source's, in file order).
+/// entries `range` (one source's, in file order). Only the names of
+/// functions in blocks are decoded.
 pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     let blocks = blocks(table, range.clone());
-    let mut by_name: HashMap<&str, BTreeSet<usize>> = HashMap::new();
+    let mut by_name: HashMap<String, BTreeSet<usize>> = HashMap::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
-            by_name.entry(&table.symbols[s].name).or_default().insert(i);
+            let name = table.symbol(SymbolId(s as u32)).name.clone();
+            by_name.entry(name).or_default().insert(i);
         }
     }
     let colliding: Vec<(usize, usize)> = blocks
         .iter()
         .enumerate()
         .flat_map(|(i, block)| block.clone().map(move |s| (i, s)))
-        .filter(|&(_, s)| by_name[table.symbols[s].name.as_str()].len() > 1)
-        .filter(|&(_, s)| table.symbols[s].file.is_none())
+        .filter(|&(_, s)| {
+            let symbol = table.symbol(SymbolId(s as u32));
+            by_name[symbol.name.as_str()].len() > 1 && symbol.file.is_none()
+        })
         .collect();
     for (block, s) in colliding {
-        let file = table.intern_file(&format!("<jit module {}>", block + 1));
-        table.symbols[s].file = Some(file);
+        table.entries[s].module = block as u32 + 1;
+        // Decoded again when asked, now under its module.
+        table.decoded[s] = std::cell::OnceCell::new();
     }
 }
 
-/// The blocks of two or more symbols laid out back to back, in order.
+/// The blocks of two or more ranges laid out back to back, in order.
 fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
-    let symbols = &table.symbols[range.clone()];
+    let entries = &table.entries[range.clone()];
     let mut blocks = Vec::new();
     let mut start = 0;
-    for i in 1..=symbols.len() {
-        let joined = i < symbols.len() && {
-            let (prev, next) = (&symbols[i - 1], &symbols[i]);
+    for i in 1..=entries.len() {
+        let joined = i < entries.len() && {
+            let (prev, next) = (&entries[i - 1], &entries[i]);
             prev.size > 0 && prev.start.checked_add(prev.size) == Some(next.start)
         };
         if !joined {
@@ -66,9 +71,9 @@ fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
 mod tests {
     use crate::symbols::SymbolTable;
 
-    fn file_of(table: &SymbolTable, addr: u64) -> Option<&str> {
+    fn file_of(table: &SymbolTable, addr: u64) -> Option<String> {
         let symbol = table.symbol(table.lookup(addr).unwrap().symbol);
-        symbol.file.map(|f| table.file(f))
+        symbol.file.map(|f| table.file(f).to_string())
     }
 
     #[test]
@@ -77,8 +82,8 @@ mod tests {
         let map = b"1000 10 fib\n1010 20 tramp\n2000 10 fib\n2010 20 tramp\n3000 8 solo\n";
         table.add_perf_map("m".into(), map);
         let table = table.build();
-        assert_eq!(file_of(&table, 0x1000), Some("<jit module 1>"));
-        assert_eq!(file_of(&table, 0x2010), Some("<jit module 2>"));
+        assert_eq!(file_of(&table, 0x1000).as_deref(), Some("<jit module 1>"));
+        assert_eq!(file_of(&table, 0x2010).as_deref(), Some("<jit module 2>"));
         assert_eq!(file_of(&table, 0x3000), None);
     }
 

@@ -1,10 +1,12 @@
 //! The jitdump format (perf's file format for JIT code), in one place: its
 //! layout ([`format`]), the records both sides share (here), an encoder
-//! ([`write`], used by this crate's writer) and a reader ([`read`], used by
-//! the `callgrind-jit` tool).
+//! ([`write`], used by this crate's writer) and two readers: [`read`], of a
+//! file held in memory, and [`scan`], of a file too large to hold, used by
+//! the `callgrind-jit` tool.
 
 pub mod format;
 pub mod read;
+pub mod scan;
 pub mod write;
 
 pub use read::{

@@ -10,7 +10,7 @@ use nom::number::Endianness;
 use nom::IResult;
 
 /// Records larger than this are refused as corrupt (no real one comes near).
-const MAX_RECORD_SIZE: u64 = 256 << 20;
+pub(super) const MAX_RECORD_SIZE: u64 = 256 << 20;
 
 /// The 40-byte file header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,7 +158,7 @@ pub fn is_jitdump(data: &[u8]) -> bool {
     magic_endianness(data).is_some()
 }
 
-fn magic_endianness(data: &[u8]) -> Option<Endianness> {
+pub(super) fn magic_endianness(data: &[u8]) -> Option<Endianness> {
     let magic: [u8; 4] = data.get(..4)?.try_into().ok()?;
     if magic == format::MAGIC.to_le_bytes() {
         Some(Endianness::Little)
@@ -221,11 +221,8 @@ pub fn read(data: &[u8]) -> Result<Jitdump<'_>, ReadError> {
 
 impl<'a> Jitdump<'a> {
     fn check_header(&mut self) {
-        if self.header.version != format::VERSION {
-            self.problem(0, ProblemKind::UnexpectedVersion);
-        }
-        if self.header.flags & !format::FLAG_ARCH_TIMESTAMP != 0 {
-            self.problem(0, ProblemKind::UnknownFlags);
+        for kind in header_problems(&self.header) {
+            self.problem(0, kind);
         }
     }
 
@@ -244,7 +241,19 @@ impl<'a> Jitdump<'a> {
     }
 }
 
-fn header(data: &[u8], e: Endianness) -> Result<Header, ReadError> {
+/// What is odd in a header that still reads.
+pub(super) fn header_problems(header: &Header) -> Vec<ProblemKind> {
+    let mut problems = Vec::new();
+    if header.version != format::VERSION {
+        problems.push(ProblemKind::UnexpectedVersion);
+    }
+    if header.flags & !format::FLAG_ARCH_TIMESTAMP != 0 {
+        problems.push(ProblemKind::UnknownFlags);
+    }
+    problems
+}
+
+pub(super) fn header(data: &[u8], e: Endianness) -> Result<Header, ReadError> {
     let short = ReadError {
         offset: data.len() as u64,
         message: "file ends inside the 40-byte header",
@@ -297,22 +306,10 @@ enum Frame<'a> {
 
 fn next_record(data: &[u8], offset: usize, e: Endianness) -> Frame<'_> {
     let rest = &data[offset..];
-    let prefix = |i| -> IResult<&[u8], (u32, u32)> {
-        let (i, id) = nom_u32(e)(i)?;
-        let (i, size) = nom_u32(e)(i)?;
-        Ok((i, (id, size)))
+    let (id, size) = match frame(rest, e) {
+        Ok(frame) => frame,
+        Err(kind) => return Frame::Stop(kind),
     };
-    let Ok((_, (id, size))) = prefix(rest) else {
-        return Frame::Stop(ProblemKind::TruncatedTail);
-    };
-    let size64 = u64::from(size);
-    if size64 < format::RECORD_PREFIX_SIZE as u64 || size64 > MAX_RECORD_SIZE {
-        return Frame::Stop(ProblemKind::BadRecordSize);
-    }
-    let size = size as usize;
-    if size > rest.len() {
-        return Frame::Stop(ProblemKind::TruncatedTail);
-    }
     let body = &rest[format::RECORD_PREFIX_SIZE..size];
     match record(RecordType(id), body, e) {
         Ok(record) => Frame::Record(size, record),
@@ -320,7 +317,33 @@ fn next_record(data: &[u8], offset: usize, e: Endianness) -> Frame<'_> {
     }
 }
 
-fn record(kind: RecordType, body: &[u8], e: Endianness) -> Result<Record<'_>, ProblemKind> {
+/// The id and size of the record `rest` starts with, checked against what
+/// `rest` holds (a short `rest` is a truncated tail).
+pub(super) fn frame(rest: &[u8], e: Endianness) -> Result<(u32, usize), ProblemKind> {
+    let prefix = |i| -> IResult<&[u8], (u32, u32)> {
+        let (i, id) = nom_u32(e)(i)?;
+        let (i, size) = nom_u32(e)(i)?;
+        Ok((i, (id, size)))
+    };
+    let Ok((_, (id, size))) = prefix(rest) else {
+        return Err(ProblemKind::TruncatedTail);
+    };
+    let size64 = u64::from(size);
+    if size64 < format::RECORD_PREFIX_SIZE as u64 || size64 > MAX_RECORD_SIZE {
+        return Err(ProblemKind::BadRecordSize);
+    }
+    let size = size as usize;
+    if size > rest.len() || rest.len() < format::RECORD_PREFIX_SIZE {
+        return Err(ProblemKind::TruncatedTail);
+    }
+    Ok((id, size))
+}
+
+pub(super) fn record(
+    kind: RecordType,
+    body: &[u8],
+    e: Endianness,
+) -> Result<Record<'_>, ProblemKind> {
     let corrupt = |_| ProblemKind::CorruptRecord;
     match kind {
         RecordType::CODE_LOAD => code_load(body, e)
@@ -342,7 +365,7 @@ fn c_string(i: &[u8]) -> IResult<&[u8], &[u8]> {
     Ok((i, s))
 }
 
-fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], CodeLoad<'_>> {
+pub(super) fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], CodeLoad<'_>> {
     let (i, pid) = nom_u32(e)(i)?;
     let (i, tid) = nom_u32(e)(i)?;
     let (i, _vma) = nom_u64(e)(i)?;
@@ -375,7 +398,7 @@ fn code_load(i: &[u8], e: Endianness) -> IResult<&[u8], CodeLoad<'_>> {
     ))
 }
 
-fn code_move(i: &[u8], e: Endianness) -> IResult<&[u8], Move> {
+pub(super) fn code_move(i: &[u8], e: Endianness) -> IResult<&[u8], Move> {
     let (i, _pid) = nom_u32(e)(i)?;
     let (i, _tid) = nom_u32(e)(i)?;
     let (i, _vma) = nom_u64(e)(i)?;
@@ -436,7 +459,7 @@ fn debug_entry(i: &[u8], e: Endianness) -> IResult<&[u8], DebugEntry<'_>> {
     ))
 }
 
-fn unwinding_info(i: &[u8], e: Endianness) -> Result<(), ProblemKind> {
+pub(super) fn unwinding_info(i: &[u8], e: Endianness) -> Result<(), ProblemKind> {
     let sizes = |i| -> IResult<&[u8], (u64, u64)> {
         let (i, unwind) = nom_u64(e)(i)?;
         let (i, hdr) = nom_u64(e)(i)?;

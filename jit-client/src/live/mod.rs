@@ -13,9 +13,9 @@
 //! fresh memory over them) before reusing the addresses: Valgrind drops a
 //! file's symbols when its mapping goes away, and not before.
 
-mod dwarf;
-mod elf;
 mod maps;
+
+use crate::image::{dwarf, elf};
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -186,15 +186,20 @@ impl Live {
                 size: f.size,
             })
             .collect();
-        let dwarf = dwarf::sections(&functions).map_err(failed("writing DWARF"))?;
+        let dwarf = dwarf::sections(&functions, b"callgrind-jit live mode")
+            .map_err(failed("writing DWARF"))?;
         let rw = Reservation::new(self.page as usize).map_err(failed("reserving a page"))?;
+        let pieces = [elf::Piece {
+            addr: start,
+            bytes: pages,
+        }];
         let image = elf::Image {
             symbols: &symbols,
-            addr: start,
-            pages,
-            rw_addr: rw.addr as u64,
+            pieces: &pieces,
+            rw_addr: Some(rw.addr as u64),
             page: self.page,
             dwarf: &dwarf,
+            comment: b"callgrind-jit live mode\0",
         };
         let elf = elf::write(&image).map_err(failed("writing ELF"))?;
         let file = self
@@ -204,10 +209,17 @@ impl Live {
             .write_all(&elf.bytes)
             .map_err(failed("writing the file"))?;
         let exec = libc::PROT_READ | libc::PROT_EXEC;
-        map_fixed(&file, start as usize, pages.len(), exec, elf.text_offset)
-            .map_err(failed("mapping the code"))?;
+        map_fixed(
+            &file,
+            start as usize,
+            pages.len(),
+            exec,
+            elf.piece_offsets[0],
+        )
+        .map_err(failed("mapping the code"))?;
         let data = libc::PROT_READ | libc::PROT_WRITE;
-        map_fixed(&file, rw.addr, self.page as usize, data, elf.rw_offset)
+        let rw_offset = elf.rw_offset.unwrap_or_default();
+        map_fixed(&file, rw.addr, self.page as usize, data, rw_offset)
             .map_err(failed("mapping the data page"))?;
         let rw_addr = rw.addr;
         std::mem::forget(rw); // now the file's page

@@ -28,7 +28,7 @@ pub(super) struct JitNames {
 impl JitNames {
     pub fn new(table: &SymbolTable) -> Self {
         JitNames {
-            idents: vec![None; table.symbols().len()],
+            idents: vec![None; table.len()],
             file_syms: Vec::new(),
             last_found: None,
         }

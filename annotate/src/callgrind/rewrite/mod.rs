@@ -128,7 +128,7 @@ impl<'t> Rewriter<'t> {
             stats: Stats::default(),
             unknown,
             buf: Vec::with_capacity(256),
-            jit_costs: vec![None; table.symbols().len()],
+            jit_costs: vec![None; table.len()],
             tracking,
             totals: header::Totals::default(),
             cut_line: false,

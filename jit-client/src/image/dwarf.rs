@@ -1,6 +1,6 @@
-//! DWARF for the functions of one live image: a compile unit over their
-//! pages, a subprogram each, and a line program with one sequence per
-//! function from the JIT's line tables (gimli writes it).
+//! DWARF for the functions of one image: a compile unit over their span,
+//! a subprogram each, and a line program with one sequence per function
+//! from the JIT's line tables (gimli writes it).
 
 use gimli::write::{
     Address, AttributeValue, DwarfUnit, EndianVec, FileId, LineProgram, LineString, Sections,
@@ -32,7 +32,7 @@ pub struct Function<'a> {
 /// `.debug_*` sections describing `functions` (sorted by address, at
 /// least one). The unit's range is the functions' span: Valgrind reads no
 /// lines from a unit whose range reaches past its code.
-pub fn sections(functions: &[Function]) -> gimli::write::Result<Vec<Section>> {
+pub fn sections(functions: &[Function], producer: &[u8]) -> gimli::write::Result<Vec<Section>> {
     let start = functions.first().map_or(0, |f| f.addr);
     let end = functions
         .iter()
@@ -54,7 +54,7 @@ pub fn sections(functions: &[Function]) -> gimli::write::Result<Vec<Section>> {
     let unit = dwarf.unit.get_mut(root);
     unit.set(
         gimli::DW_AT_producer,
-        AttributeValue::String(b"callgrind-jit live mode".to_vec()),
+        AttributeValue::String(producer.to_vec()),
     );
     unit.set(
         gimli::DW_AT_name,

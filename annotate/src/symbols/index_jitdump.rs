@@ -1,0 +1,174 @@
+//! Indexing a jitdump in one pass (`jit_client::jitdump::scan`): each
+//! CODE_LOAD becomes an entry holding the offsets of its record and of its
+//! DEBUG_INFO (matched by address, else the record just before, as perf
+//! and samply do); each CODE_MOVE a copy of the moved load's entry at its
+//! new address. The +0x40 bias is decided from what every DEBUG_INFO's
+//! entries span (`bias`), gathered on the way.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::bias::Evidence;
+use super::{BiasMode, Entry, ReadError, SymbolTable, NO_DEBUG};
+use crate::jitdump::scan::{self, EntrySpan, Item};
+
+/// A DEBUG_INFO's offset and span.
+type Debug = (u64, Option<EntrySpan>);
+
+/// DEBUG_INFO records read but not yet matched to a load. Most writers put
+/// each one right before its load: that one waits in `last`, and the map
+/// (hashed) holds only those a load did not take at once.
+#[derive(Default)]
+struct Pending {
+    /// The DEBUG_INFO just before the current record, with its address.
+    last: Option<(u64, Debug)>,
+    by_addr: HashMap<u64, Debug>,
+}
+
+impl Pending {
+    fn debug_info(&mut self, offset: u64, code_addr: u64, span: Option<EntrySpan>) {
+        if let Some((addr, debug)) = self.last.replace((code_addr, (offset, span))) {
+            self.by_addr.insert(addr, debug);
+        }
+        if !self.by_addr.is_empty() {
+            // A later DEBUG_INFO for an address replaces an earlier one.
+            self.by_addr.remove(&code_addr);
+        }
+    }
+
+    /// The DEBUG_INFO of the load at `code_addr`: the one for its address,
+    /// else the one just before it.
+    fn take(&mut self, code_addr: u64) -> Option<Debug> {
+        let by_addr = |map: &mut HashMap<u64, Debug>| match map.is_empty() {
+            true => None,
+            false => map.remove(&code_addr),
+        };
+        match self.last.take() {
+            Some((addr, debug)) if addr == code_addr => Some(debug),
+            Some((addr, debug)) => match by_addr(&mut self.by_addr) {
+                Some(found) => {
+                    self.by_addr.insert(addr, debug);
+                    Some(found)
+                }
+                None => Some(debug),
+            },
+            None => by_addr(&mut self.by_addr),
+        }
+    }
+
+    /// How many no load took.
+    fn orphans(&self) -> usize {
+        self.by_addr.len() + usize::from(self.last.is_some())
+    }
+}
+
+/// Each load's `code_index`, in entry order, to find the load a CODE_MOVE
+/// names (dropped once the file is read).
+#[derive(Default)]
+struct Loads {
+    indexes: Vec<(u64, u32)>,
+    sorted: bool,
+}
+
+impl Loads {
+    fn push(&mut self, code_index: u64, entry: usize) {
+        let ascending = self.indexes.last().is_none_or(|&(i, _)| i < code_index);
+        self.sorted = ascending && (self.sorted || self.indexes.is_empty());
+        self.indexes.push((code_index, entry as u32));
+    }
+
+    /// The entry of the latest load with `code_index`.
+    fn find(&self, code_index: u64) -> Option<usize> {
+        let found = match self.sorted {
+            true => {
+                let i = self.indexes.partition_point(|&(i, _)| i <= code_index);
+                i.checked_sub(1).map(|i| self.indexes[i])
+            }
+            false => self
+                .indexes
+                .iter()
+                .rev()
+                .find(|&&(i, _)| i == code_index)
+                .copied(),
+        };
+        found
+            .filter(|&(i, _)| i == code_index)
+            .map(|(_, e)| e as usize)
+    }
+}
+
+pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(), ReadError> {
+    let mut pending = Pending::default();
+    let mut loads = Loads::default();
+    let mut evidence = Evidence::new();
+    let file = table.sources[source].file.try_clone()?;
+    // About one load per 512 bytes: grown once or twice, never copied often.
+    let guess = file.metadata()?.len() / 512;
+    table.reserve(usize::try_from(guess).unwrap_or(0));
+    let scanned = scan::scan(&file, |offset, item| match item {
+        Item::DebugInfo { code_addr, span } => pending.debug_info(offset, code_addr, span),
+        Item::Load(load) => {
+            let debug = pending.take(load.code_addr);
+            evidence.add(load.code_addr, load.code_size, debug.and_then(|d| d.1));
+            loads.push(load.code_index, table.entries.len());
+            table.push(Entry {
+                start: load.code_addr,
+                size: load.code_size,
+                record: offset,
+                debug: debug.map_or(NO_DEBUG, |d| d.0),
+                source: source as u32,
+                module: 0,
+            });
+        }
+        Item::Move(m) => {
+            if let Some(i) = loads.find(m.code_index) {
+                let moved = Entry {
+                    start: m.new_code_addr,
+                    ..table.entries[i]
+                };
+                table.push(moved);
+            }
+        }
+        Item::Close | Item::Other => {}
+    })?;
+    let decision = super::bias::decide(&scanned.header, &evidence, bias);
+    let path = table.sources[source].path.clone();
+    table.sources[source].shift = decision.shift;
+    table.sources[source].header = Some(scanned.header);
+    table.report.orphan_debug_info += pending.orphans();
+    table.report.bias.push((path.clone(), decision));
+    let mut counts: BTreeMap<_, usize> = BTreeMap::new();
+    for p in &scanned.problems {
+        *counts.entry(p.kind).or_default() += 1;
+    }
+    for (kind, n) in counts {
+        let problem = (path.clone(), kind.to_string(), n);
+        table.report.problems.push(problem);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_finds_the_latest_load_of_its_index_in_either_order() {
+        for order in [[1u64, 2, 3, 2], [3, 2, 1, 2]] {
+            let mut loads = Loads::default();
+            for (entry, index) in order.into_iter().enumerate() {
+                loads.push(index, entry);
+            }
+            assert_eq!(loads.find(2), Some(3));
+            assert_eq!(loads.find(7), None);
+        }
+        let mut loads = Loads::default();
+        for (entry, index) in [5u64, 9, 12].into_iter().enumerate() {
+            loads.push(index, entry);
+        }
+        assert!(loads.sorted);
+        assert_eq!(
+            (loads.find(9), loads.find(10), loads.find(4)),
+            (Some(1), None, None)
+        );
+    }
+}

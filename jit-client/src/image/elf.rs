@@ -1,0 +1,235 @@
+//! A minimal ELF shared object for JIT functions (object writes it): an
+//! r-x PT_LOAD and a `.text` section per piece of code, at the code's own
+//! address; for live mode an rw- PT_LOAD page Valgrind needs to see before
+//! it reads the file; a symbol per function, the DWARF sections, and a
+//! `.comment` naming the writer.
+
+use object::elf;
+use object::write::elf::{FileHeader, ProgramHeader, SectionHeader, Sym, Writer};
+
+use super::dwarf::Section;
+
+/// A function symbol.
+#[derive(Clone, Copy)]
+pub struct Symbol<'a> {
+    /// Its name.
+    pub name: &'a [u8],
+    /// Its address.
+    pub addr: u64,
+    /// Its size.
+    pub size: u64,
+}
+
+/// Code bytes at their address.
+pub struct Piece<'a> {
+    /// Address of the first byte.
+    pub addr: u64,
+    /// The bytes, as they are in memory.
+    pub bytes: &'a [u8],
+}
+
+/// What goes into the file.
+pub struct Image<'a> {
+    /// The functions, each inside a piece.
+    pub symbols: &'a [Symbol<'a>],
+    /// The code, sorted by address, pieces disjoint.
+    pub pieces: &'a [Piece<'a>],
+    /// Address reserved for an rw- page (live mode), if any.
+    pub rw_addr: Option<u64>,
+    /// Page size.
+    pub page: u64,
+    /// `.debug_*` sections.
+    pub dwarf: &'a [Section],
+    /// The `.comment` section's text (who wrote the file).
+    pub comment: &'a [u8],
+}
+
+/// The file's bytes and where the loadable parts start in it.
+pub struct Elf {
+    /// The whole file.
+    pub bytes: Vec<u8>,
+    /// File offset of each piece's bytes.
+    pub piece_offsets: Vec<u64>,
+    /// File offset of the rw- page, where one was asked for.
+    pub rw_offset: Option<u64>,
+}
+
+/// Lays out and writes the file.
+pub fn write(image: &Image) -> object::write::Result<Elf> {
+    let mut bytes = Vec::new();
+    let mut w = Writer::new(object::Endianness::default(), true, &mut bytes);
+    let page = image.page;
+    w.reserve_file_header();
+    w.reserve_program_headers((image.pieces.len() + usize::from(image.rw_addr.is_some())) as u32);
+    // Each piece's file offset is its address modulo the page size, as a
+    // loader needs it.
+    let piece_offsets: Vec<usize> = image
+        .pieces
+        .iter()
+        .map(|p| {
+            let skew = (p.addr % page) as usize;
+            w.reserve(skew + p.bytes.len(), page as usize) + skew
+        })
+        .collect();
+    let rw_offset = image
+        .rw_addr
+        .map(|_| w.reserve(page as usize, page as usize));
+    w.reserve_null_section_index();
+    let text_name = w.add_section_name(b".text");
+    let text_indexes: Vec<_> = image
+        .pieces
+        .iter()
+        .map(|_| w.reserve_section_index())
+        .collect();
+    let comment_name = w.add_section_name(b".comment");
+    let comment_index = w.reserve_section_index();
+    let debug: Vec<_> = image
+        .dwarf
+        .iter()
+        .map(|(name, data)| {
+            (
+                w.add_section_name(name.as_bytes()),
+                w.reserve_section_index(),
+                data,
+            )
+        })
+        .collect();
+    w.reserve_symtab_section_index();
+    w.reserve_strtab_section_index();
+    w.reserve_shstrtab_section_index();
+    let names: Vec<_> = image.symbols.iter().map(|s| w.add_string(s.name)).collect();
+    w.reserve_null_symbol_index();
+    let sections: Vec<_> = image
+        .symbols
+        .iter()
+        .map(|s| {
+            let piece = image
+                .pieces
+                .partition_point(|p| p.addr <= s.addr)
+                .saturating_sub(1);
+            text_indexes.get(piece).copied()
+        })
+        .collect();
+    for section in &sections {
+        w.reserve_symbol_index(*section);
+    }
+    let comment_offset = w.reserve(image.comment.len(), 1);
+    let debug_offsets: Vec<usize> = debug
+        .iter()
+        .map(|(_, _, data)| w.reserve(data.len(), 1))
+        .collect();
+    w.reserve_symtab();
+    w.reserve_strtab();
+    w.reserve_shstrtab();
+    w.reserve_section_headers();
+
+    w.write_file_header(&FileHeader {
+        os_abi: elf::ELFOSABI_NONE,
+        abi_version: 0,
+        e_type: elf::ET_DYN,
+        e_machine: crate::jitdump::format::elf_machine() as u16,
+        e_entry: 0,
+        e_flags: 0,
+    })?;
+    w.write_align_program_headers();
+    let load = |p_flags, p_offset, p_vaddr, size| ProgramHeader {
+        p_type: elf::PT_LOAD,
+        p_flags,
+        p_offset,
+        p_vaddr,
+        p_paddr: p_vaddr,
+        p_filesz: size,
+        p_memsz: size,
+        p_align: page,
+    };
+    for (piece, &offset) in image.pieces.iter().zip(&piece_offsets) {
+        let size = piece.bytes.len() as u64;
+        w.write_program_header(&load(
+            elf::PF_R | elf::PF_X,
+            offset as u64,
+            piece.addr,
+            size,
+        ));
+    }
+    if let (Some(addr), Some(offset)) = (image.rw_addr, rw_offset) {
+        w.write_program_header(&load(elf::PF_R | elf::PF_W, offset as u64, addr, page));
+    }
+    for (piece, &offset) in image.pieces.iter().zip(&piece_offsets) {
+        w.pad_until(offset);
+        w.write(piece.bytes);
+    }
+    if let Some(offset) = rw_offset {
+        w.pad_until(offset);
+        w.write(&vec![0; page as usize]);
+    }
+    w.pad_until(comment_offset);
+    w.write(image.comment);
+    for (offset, (_, _, data)) in debug_offsets.iter().zip(&debug) {
+        w.pad_until(*offset);
+        w.write(data);
+    }
+    w.write_null_symbol();
+    for ((symbol, name), section) in image.symbols.iter().zip(names).zip(&sections) {
+        w.write_symbol(&Sym {
+            name: Some(name),
+            section: *section,
+            st_info: (elf::STB_GLOBAL << 4) | elf::STT_FUNC,
+            st_other: elf::STV_DEFAULT,
+            st_shndx: 0,
+            st_value: symbol.addr,
+            st_size: symbol.size,
+        });
+    }
+    w.write_strtab();
+    w.write_shstrtab();
+    w.write_null_section_header();
+    for (piece, &offset) in image.pieces.iter().zip(&piece_offsets) {
+        w.write_section_header(&SectionHeader {
+            name: Some(text_name),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_EXECINSTR),
+            sh_addr: piece.addr,
+            sh_offset: offset as u64,
+            sh_size: piece.bytes.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 1,
+            sh_entsize: 0,
+        });
+    }
+    let _ = comment_index;
+    w.write_section_header(&SectionHeader {
+        name: Some(comment_name),
+        sh_type: elf::SHT_PROGBITS,
+        sh_flags: 0,
+        sh_addr: 0,
+        sh_offset: comment_offset as u64,
+        sh_size: image.comment.len() as u64,
+        sh_link: 0,
+        sh_info: 0,
+        sh_addralign: 1,
+        sh_entsize: 0,
+    });
+    for (offset, (name, _, data)) in debug_offsets.iter().zip(&debug) {
+        w.write_section_header(&SectionHeader {
+            name: Some(*name),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: 0,
+            sh_addr: 0,
+            sh_offset: *offset as u64,
+            sh_size: data.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 1,
+            sh_entsize: 0,
+        });
+    }
+    w.write_symtab_section_header(1);
+    w.write_strtab_section_header();
+    w.write_shstrtab_section_header();
+    Ok(Elf {
+        bytes,
+        piece_offsets: piece_offsets.into_iter().map(|o| o as u64).collect(),
+        rw_offset: rw_offset.map(|o| o as u64),
+    })
+}
