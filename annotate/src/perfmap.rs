@@ -83,29 +83,37 @@ pub fn name(raw: &[u8]) -> String {
     String::from_utf8_lossy(raw).trim_end().to_string()
 }
 
-/// A hex number (optional `0x`), then a run of blanks.
+/// A hex number (optional `0x`, at most 16 digits), then a run of blanks.
 fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
     let s = s
         .strip_prefix(b"0x")
         .or_else(|| s.strip_prefix(b"0X"))
         .unwrap_or(s);
-    let end = s
-        .iter()
-        .position(|b| !b.is_ascii_hexdigit())
-        .unwrap_or(s.len());
+    let mut value = 0u64;
+    let mut end = 0;
+    while let Some(digit) = s.get(end).and_then(|&b| hex_digit(b)) {
+        value = value.wrapping_shl(4) | u64::from(digit);
+        end += 1;
+    }
     if end == 0 || end > 16 {
         return None;
     }
-    let value = s[..end].iter().fold(0u64, |v, &b| {
-        let digit = (b as char).to_digit(16).unwrap_or(0);
-        (v << 4) | u64::from(digit)
-    });
     let rest = &s[end..];
     let blanks = rest
         .iter()
         .take_while(|b| matches!(b, b' ' | b'\t'))
         .count();
     (blanks > 0).then(|| (value, &rest[blanks..]))
+}
+
+/// A hex digit's value.
+fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -137,5 +145,22 @@ mod tests {
         assert_eq!(map.skipped, [1, 2, 3]);
         assert_eq!(map.entries.len(), 2);
         assert!(map.unterminated_tail);
+    }
+
+    #[test]
+    fn hex_fields_read_every_digit_and_refuse_over_sixteen() {
+        for value in [0u64, 1, 0xa, 0xF0, 0x7f3c_2a10_00ff, u64::MAX] {
+            for text in [format!("{value:x} "), format!("0X{value:X}\t")] {
+                assert_eq!(
+                    hex_field(text.as_bytes()),
+                    Some((value, &b""[..])),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(hex_field(b"10000000000000000 x"), None);
+        assert_eq!(hex_field(b"0x 1"), None);
+        assert_eq!(hex_field(b"12g 1"), None);
+        assert_eq!(hex_field(b"12"), None);
     }
 }

@@ -11,7 +11,7 @@ use crate::util;
 
 /// Every fixture profile with its symbol sources, and a generated one
 /// (`dir` receives the decompressed and generated files).
-fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+pub fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
     let variants = util::fixture("c-demo-variants");
     let mut cases = vec![
         (

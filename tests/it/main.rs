@@ -23,6 +23,7 @@ mod reliability;
 mod rewrite;
 mod rewriting;
 mod safe_files;
+mod scale;
 mod symbols;
 mod util;
 mod wasmtime;

@@ -14,13 +14,14 @@
 
 mod bias;
 mod decode;
+mod decoded;
 mod index_jitdump;
 mod index_perfmap;
 mod modules;
 pub mod runtime_names;
 mod segments;
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 use indexmap::IndexSet;
 
 pub use bias::{BiasMode, Decision, Writer};
-use segments::Segment;
+use segments::Index;
 
 /// Where symbols came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,13 +206,10 @@ pub struct SymbolTable {
     sources: Vec<Source>,
     entries: Vec<Entry>,
     /// Each entry's symbol, once decoded.
-    decoded: Vec<OnceCell<Box<Symbol>>>,
+    decoded: decoded::Decoded,
     /// Source file names, numbered in the order first met.
     files: RefCell<IndexSet<Arc<str>>>,
-    segments: Vec<Segment>,
-    /// Per symbol, the index of the first segment it owns (`u32::MAX` for
-    /// none): a lookup that knows its symbol starts there.
-    first_segment: Vec<u32>,
+    index: Index,
     /// The first symbol file that could not be read again when a range of
     /// it was decoded (it changed since the table was built).
     failure: RefCell<Option<String>>,
@@ -324,12 +322,11 @@ impl SymbolTable {
 
     fn reserve(&mut self, more: usize) {
         self.entries.reserve(more);
-        self.decoded.reserve(more);
     }
 
     fn push(&mut self, entry: Entry) {
         self.entries.push(entry);
-        self.decoded.push(OnceCell::new());
+        self.decoded.grow(self.entries.len());
     }
 
     fn intern_file(&self, name: &str) -> FileId {
@@ -342,11 +339,7 @@ impl SymbolTable {
 
     /// Builds the lookup index, once every source is in.
     fn index(&mut self) {
-        self.segments = segments::build(self);
-        self.first_segment = vec![u32::MAX; self.entries.len()];
-        for (i, seg) in self.segments.iter().enumerate().rev() {
-            self.first_segment[seg.symbol.index()] = i as u32;
-        }
+        self.index = Index::of(self);
     }
 
     /// The symbol covering `addr`.
@@ -357,12 +350,7 @@ impl SymbolTable {
     /// Like [`SymbolTable::lookup`], with the address range the answer
     /// holds for (to look up neighbouring addresses without searching).
     pub fn lookup_range(&self, addr: u64) -> Option<(std::ops::Range<u64>, Hit)> {
-        let i = self
-            .segments
-            .partition_point(|s| s.start <= addr)
-            .checked_sub(1)?;
-        let seg = &self.segments[i];
-        (addr < seg.end).then(|| seg.answer())
+        self.index.lookup(&self.entries, addr)
     }
 
     /// [`SymbolTable::lookup_range`] for an address most likely in the
@@ -373,16 +361,12 @@ impl SymbolTable {
         addr: u64,
         symbol: SymbolId,
     ) -> Option<(std::ops::Range<u64>, Hit)> {
-        let first = self.first_segment.get(symbol.index()).copied();
-        match first.and_then(|i| self.segments.get(i as usize)) {
-            Some(seg) if seg.start <= addr && addr < seg.end => Some(seg.answer()),
-            _ => self.lookup_range(addr),
-        }
+        self.index.lookup_near(&self.entries, addr, symbol)
     }
 
     /// The symbol numbered `id`, decoded from its source the first time.
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
-        self.decoded[id.index()].get_or_init(|| Box::new(decode::symbol(self, id)))
+        self.decoded.get_or_init(id, || decode::symbol(self, id))
     }
 
     /// The code bytes of symbol `id`, read again from its jitdump (`None`
@@ -405,9 +389,8 @@ impl SymbolTable {
     /// The symbols decoded so far (those the profiles touched, and those
     /// building the table needed the names of), by number.
     pub fn decoded(&self) -> impl Iterator<Item = (SymbolId, &Symbol)> {
-        let ids = (0..self.decoded.len() as u32).map(SymbolId);
-        ids.zip(&self.decoded)
-            .filter_map(|(id, s)| s.get().map(|s| (id, &**s)))
+        self.ids()
+            .filter_map(|id| self.decoded.get(id).map(|s| (id, s)))
     }
 
     /// Every symbol's number, in load order.
@@ -446,10 +429,7 @@ impl SymbolTable {
 
     /// Number of address ranges where overlapping symbols disagree.
     pub fn ambiguous_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.segments
-            .iter()
-            .filter(|s| s.ambiguous)
-            .map(|s| (s.start, s.end))
+        self.index.ambiguous()
     }
 
     /// True when no source gave any symbol.

@@ -43,7 +43,7 @@ pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     for (block, s) in colliding {
         table.entries[s].module = block as u32 + 1;
         // Decoded again when asked, now under its module.
-        table.decoded[s] = std::cell::OnceCell::new();
+        table.decoded.forget(SymbolId(s as u32));
     }
 }
 

@@ -1,11 +1,15 @@
-//! Flattening overlapping ranges into disjoint segments, each owned by the
-//! highest-priority range covering it: a jitdump beats a map, a later load
-//! an earlier one.
+//! The address index: where ranges overlap, flattened into disjoint
+//! segments, each owned by the highest-priority range covering it (a
+//! jitdump beats a map, a later load an earlier one). Where they lie in
+//! address order and none overlaps (most files), the ranges themselves are
+//! the index and no segment is kept.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{SourceKind, SymbolId, SymbolTable};
+use std::ops::Range;
+
+use super::{Entry, Hit, SourceKind, SymbolId, SymbolTable};
 
 /// A disjoint address range and its winning symbol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,13 +22,115 @@ pub struct Segment {
 
 impl Segment {
     /// The range and the lookup answer this segment gives.
-    pub fn answer(&self) -> (std::ops::Range<u64>, super::Hit) {
-        let hit = super::Hit {
+    pub fn answer(&self) -> (Range<u64>, Hit) {
+        let hit = Hit {
             symbol: self.symbol,
             ambiguous: self.ambiguous,
         };
         (self.start..self.end, hit)
     }
+}
+
+/// Answers "which range covers this address".
+#[derive(Debug, Default)]
+pub enum Index {
+    /// The entries, in load order, are in address order, disjoint and
+    /// none empty.
+    #[default]
+    Entries,
+    /// Segments, with per symbol the first one it owns (`u32::MAX` for
+    /// none).
+    Segments {
+        segments: Vec<Segment>,
+        first: Vec<u32>,
+    },
+}
+
+impl Index {
+    /// Builds the index of `table`'s entries.
+    pub fn of(table: &SymbolTable) -> Index {
+        if ordered_and_disjoint(&table.entries) {
+            return Index::Entries;
+        }
+        let segments = build(table);
+        let mut first = vec![u32::MAX; table.entries.len()];
+        for (i, seg) in segments.iter().enumerate().rev() {
+            first[seg.symbol.index()] = i as u32;
+        }
+        Index::Segments { segments, first }
+    }
+
+    /// The range covering `addr`, with the addresses the answer holds for.
+    pub fn lookup(&self, entries: &[Entry], addr: u64) -> Option<(Range<u64>, Hit)> {
+        match self {
+            Index::Entries => {
+                let i = entries
+                    .partition_point(|e| e.start <= addr)
+                    .checked_sub(1)?;
+                entry_answer(entries, i).filter(|(range, _)| range.contains(&addr))
+            }
+            Index::Segments { segments, .. } => {
+                let i = segments
+                    .partition_point(|s| s.start <= addr)
+                    .checked_sub(1)?;
+                let seg = &segments[i];
+                (addr < seg.end).then(|| seg.answer())
+            }
+        }
+    }
+
+    /// [`Index::lookup`] for an address most likely in `symbol`'s own
+    /// (first) segment, tried before the search.
+    pub fn lookup_near(
+        &self,
+        entries: &[Entry],
+        addr: u64,
+        symbol: SymbolId,
+    ) -> Option<(Range<u64>, Hit)> {
+        let near = match self {
+            Index::Entries => entry_answer(entries, symbol.index()),
+            Index::Segments { segments, first } => {
+                let i = first.get(symbol.index()).copied().unwrap_or(u32::MAX);
+                segments.get(i as usize).map(Segment::answer)
+            }
+        };
+        match near {
+            Some((range, hit)) if range.contains(&addr) => Some((range, hit)),
+            _ => self.lookup(entries, addr),
+        }
+    }
+
+    /// The ranges where overlapping symbols of other names lose.
+    pub fn ambiguous(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let segments = match self {
+            Index::Entries => &[][..],
+            Index::Segments { segments, .. } => segments,
+        };
+        segments
+            .iter()
+            .filter(|s| s.ambiguous)
+            .map(|s| (s.start, s.end))
+    }
+}
+
+fn entry_answer(entries: &[Entry], i: usize) -> Option<(Range<u64>, Hit)> {
+    let e = entries.get(i)?;
+    let hit = Hit {
+        symbol: SymbolId(i as u32),
+        ambiguous: false,
+    };
+    Some((e.start..e.start.saturating_add(e.size), hit))
+}
+
+/// True when the entries, in load order, lie in address order, none empty
+/// and none overlapping the next.
+fn ordered_and_disjoint(entries: &[Entry]) -> bool {
+    let mut end = 0;
+    entries.iter().all(|e| {
+        let ok = e.size > 0 && e.start >= end;
+        end = e.start.saturating_add(e.size);
+        ok
+    })
 }
 
 /// A range's priority: `(rank, index)`, larger wins.
@@ -35,17 +141,17 @@ type Priority = (u8, SymbolId);
 /// small and the pass is linear after the sort (already sorted input, as
 /// JITs mostly write, sorts in one pass). Names are decoded only where
 /// ranges overlap, to tell whether they disagree.
-pub fn build(table: &SymbolTable) -> Vec<Segment> {
+fn build(table: &SymbolTable) -> Vec<Segment> {
     let entries = &table.entries;
     let rank = |i: usize| match table.sources[entries[i].source as usize].kind {
         SourceKind::PerfMap => 0u8,
         SourceKind::Jitdump => 1,
     };
+    let end_of = |i: usize| entries[i].start.saturating_add(entries[i].size);
     let mut order: Vec<u32> = (0..entries.len() as u32)
         .filter(|&i| entries[i as usize].size > 0)
         .collect();
     order.sort_by_key(|&i| entries[i as usize].start);
-    let end_of = |i: usize| entries[i].start.saturating_add(entries[i].size);
     let mut active: Vec<Priority> = Vec::new();
     let mut ends: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut segments: Vec<Segment> = Vec::with_capacity(order.len());

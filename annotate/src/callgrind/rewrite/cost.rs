@@ -96,7 +96,7 @@ impl Rewriter<'_> {
                 if owner != symbol || self.part.charged.is_some() {
                     self.charge_to(owner, cost)?;
                 }
-                *self.jit_costs[owner.index()].get_or_insert(0) += cost;
+                self.jit_costs.add(owner, cost);
                 if let Some(file) = file {
                     self.switch_file(file)?;
                 }

@@ -3,10 +3,10 @@
 //! (with the last answer remembered: cost lines of one function hit it
 //! again and again).
 
-use super::ids::Sym;
+use super::ids::{FastMap, Sym};
 use super::Rewriter;
 use crate::callgrind::format::position::{Column, Pos};
-use crate::symbols::{FileId, Row, SymbolId, SymbolTable};
+use crate::symbols::{FileId, Row, SymbolId};
 
 /// The object and file a JIT symbol is written under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,8 +17,9 @@ pub(super) struct Ident {
 
 /// What the rewriter learnt of the symbol table so far.
 pub(super) struct JitNames {
-    /// Per symbol, once asked.
-    idents: Vec<Option<Ident>>,
+    /// Per symbol, once asked (a map: of millions of ranges a profile
+    /// touches a few).
+    idents: FastMap<SymbolId, Ident>,
     /// The interned name of each file of the table, once asked.
     file_syms: Vec<Option<Sym>>,
     /// The last answer of [`Rewriter::lookup`].
@@ -26,9 +27,9 @@ pub(super) struct JitNames {
 }
 
 impl JitNames {
-    pub fn new(table: &SymbolTable) -> Self {
+    pub fn new() -> Self {
         JitNames {
-            idents: vec![None; table.len()],
+            idents: FastMap::default(),
             file_syms: Vec::new(),
             last_found: None,
         }
@@ -118,8 +119,8 @@ impl Rewriter<'_> {
     /// (object, file) names of a JIT symbol.
     #[inline]
     pub(super) fn jit_ident(&mut self, symbol: SymbolId) -> Ident {
-        match self.jit.idents[symbol.index()] {
-            Some(ids) => ids,
+        match self.jit.idents.get(&symbol) {
+            Some(&ids) => ids,
             None => self.first_jit_ident(symbol),
         }
     }
@@ -135,7 +136,7 @@ impl Rewriter<'_> {
             None => self.names.intern(b"<jit>"),
         };
         let ident = Ident { object, file };
-        self.jit.idents[symbol.index()] = Some(ident);
+        self.jit.idents.insert(symbol, ident);
         ident
     }
 

@@ -105,7 +105,7 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     /// Scratch space for composed lines.
     buf: Vec<u8>,
     /// Self cost per JIT symbol (a vector: this is on the hot path).
-    jit_costs: Vec<Option<u64>>,
+    jit_costs: JitCosts,
     tracking: Tracking,
     totals: header::Totals,
     /// A line without its newline was read (the input's last).
@@ -124,11 +124,11 @@ impl<'t> Rewriter<'t> {
             cols: Columns::default(),
             part: Part::new(none),
             group: Group::default(),
-            jit: jit::JitNames::new(table),
+            jit: jit::JitNames::new(),
             stats: Stats::default(),
             unknown,
             buf: Vec::with_capacity(256),
-            jit_costs: vec![None; table.len()],
+            jit_costs: JitCosts::new(table.len()),
             tracking,
             totals: header::Totals::default(),
             cut_line: false,
@@ -199,10 +199,7 @@ impl<'t> Rewriter<'t> {
         };
         self.close_part_totals();
         self.out.finish()?;
-        let costs = self.jit_costs.iter().enumerate();
-        self.stats.jit_cost = costs
-            .filter_map(|(i, c)| Some((SymbolId(i as u32), (*c)?)))
-            .collect();
+        self.stats.jit_cost = self.jit_costs.charged().collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
         Ok(self.stats)
@@ -210,5 +207,31 @@ impl<'t> Rewriter<'t> {
 
     fn in_jit(&self) -> bool {
         matches!(self.part.block, Block::Jit(_))
+    }
+}
+
+/// Self cost (first event) per JIT symbol, for every symbol of the table:
+/// zeroed memory that costs nothing until a symbol is charged (a table can
+/// hold millions of ranges, a profile touches a few). Holds the cost plus
+/// one: 0 is a symbol never charged, 1 one charged with 0.
+struct JitCosts(Vec<u64>);
+
+impl JitCosts {
+    fn new(symbols: usize) -> Self {
+        JitCosts(vec![0; symbols])
+    }
+
+    #[inline]
+    fn add(&mut self, symbol: SymbolId, cost: u64) {
+        let slot = &mut self.0[symbol.index()];
+        *slot = slot.saturating_add(cost).max(cost.saturating_add(1));
+    }
+
+    /// The symbols charged, with their cost.
+    fn charged(&self) -> impl Iterator<Item = (SymbolId, u64)> + '_ {
+        let costs = self.0.iter().enumerate();
+        costs
+            .filter(|(_, &c)| c != 0)
+            .map(|(i, &c)| (SymbolId(i as u32), c - 1))
     }
 }

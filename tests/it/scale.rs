@@ -1,0 +1,256 @@
+//! Symbol files too large to hold: the one-pass scan held to the whole-file
+//! reader, only the touched ranges decoded, and the code image written
+//! beside each output.
+
+use std::path::Path;
+use std::process::Command;
+
+use annotate::jitdump::scan::{self, EntrySpan, Item};
+use annotate::jitdump::{self, Record};
+use annotate::symbols::{BiasMode, SymbolTable};
+use jit_client::jitdump::write;
+use jit_client::jitdump::{CodeLoad, DebugEntry};
+
+use crate::util;
+
+/// What a scan of `data` hands over, in the reference reader's terms.
+fn scanned(data: &[u8]) -> Result<(Vec<String>, Vec<jitdump::Problem>), String> {
+    let file = tempfile(data);
+    let mut items = Vec::new();
+    let scan = scan::scan(&file, |offset, item| {
+        items.push(format!("{offset} {item:?}"))
+    });
+    scan.map(|s| (items, s.problems)).map_err(|e| e.to_string())
+}
+
+/// The same from [`jitdump::read`]: DEBUG_INFO entries summed up as the
+/// scan sums them.
+fn read(data: &[u8]) -> Result<(Vec<String>, Vec<jitdump::Problem>), String> {
+    let dump = jitdump::read(data).map_err(|e| e.to_string())?;
+    let items = dump.records.iter().map(|(offset, record)| {
+        let item = match record {
+            Record::Load(load) => Item::Load(*load),
+            Record::Move(m) => Item::Move(m.clone()),
+            Record::DebugInfo { code_addr, entries } => Item::DebugInfo {
+                code_addr: *code_addr,
+                span: EntrySpan::of(entries),
+            },
+            Record::Close => Item::Close,
+            Record::UnwindingInfo | Record::Unknown(_) => Item::Other,
+        };
+        format!("{offset} {item:?}")
+    });
+    Ok((items.collect(), dump.problems))
+}
+
+fn tempfile(data: &[u8]) -> std::fs::File {
+    use std::io::Write;
+    let dir = util::scratch("scan-file");
+    let path = dir.join("x.dump");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(data)
+        .unwrap();
+    std::fs::File::open(&path).unwrap()
+}
+
+#[test]
+fn the_scan_hands_over_what_the_whole_file_reader_reads() {
+    let dir = util::scratch("scan-fixtures");
+    let dumps: Vec<_> = crate::every_fixture::all_fixtures(&dir)
+        .into_iter()
+        .flat_map(|(_, sources)| sources)
+        .filter(|p| p.to_string_lossy().ends_with(".dump"))
+        .collect();
+    assert!(dumps.len() >= 6, "{dumps:?}");
+    for path in dumps {
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(scanned(&data), read(&data), "{}", path.display());
+        // Cut anywhere, and with a byte broken anywhere: the same damage.
+        let step = (data.len() / 29).max(1);
+        for at in (0..data.len()).step_by(step) {
+            assert_eq!(
+                scanned(&data[..at]),
+                read(&data[..at]),
+                "{} cut at {at}",
+                path.display()
+            );
+            let mut broken = data.clone();
+            broken[at] ^= 0xa5;
+            assert_eq!(
+                scanned(&broken),
+                read(&broken),
+                "{} broken at {at}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A jitdump of `n` functions 0x100 apart at 0x10000, each with a line
+/// table, as V8 writes them (one DEBUG_INFO before each load).
+fn many_functions(n: u64) -> Vec<u8> {
+    let mut buf = Vec::new();
+    write::header(&mut buf, 62, 77, 0);
+    for i in 0..n {
+        let addr = 0x10000 + i * 0x100;
+        let entries = (0..4).map(|k| DebugEntry {
+            addr: addr + k * 0x20,
+            line: 10 + k as u32,
+            discrim: 0,
+            file: b"big.js",
+        });
+        write::debug_info(&mut buf, i, addr, entries);
+        let name = format!("f{i}");
+        let load = CodeLoad {
+            pid: 77,
+            tid: 77,
+            code_addr: addr,
+            code_size: 0x80,
+            code_index: i,
+            name: name.as_bytes(),
+            code: None,
+        };
+        write::code_load_head(&mut buf, i, &load);
+        buf.extend(std::iter::repeat_n(0x90, 0x80));
+    }
+    buf
+}
+
+/// A profile whose JIT code lies in the functions numbered `touched`.
+fn profile_touching(touched: &[u64]) -> String {
+    let mut p = String::from("version: 1\npid: 77\npositions: instr line\nevents: Ir\n");
+    for (k, i) in touched.iter().enumerate() {
+        let addr = 0x10000 + i * 0x100;
+        p += &format!("ob=(1) ???\nfl=(1) ???\nfn=({}) 0x{addr:016x}\n", k + 1);
+        p += &format!("0x{:x} 0 5\n0x{:x} 0 7\n", addr + 0x20, addr + 0x40);
+    }
+    p + "totals: 0\n"
+}
+
+#[test]
+fn only_the_ranges_a_profile_touches_are_decoded() {
+    let mut table = SymbolTable::builder();
+    let dump = many_functions(20_000);
+    table
+        .add_jitdump("jit-77.dump".into(), &dump, BiasMode::Detect)
+        .unwrap();
+    let table = table.build();
+    assert_eq!(table.len(), 20_000);
+    assert_eq!(table.decoded().count(), 0, "nothing decoded by building");
+    let touched = [0, 7, 8_191, 19_999];
+    let mut out = Vec::new();
+    let profile = profile_touching(&touched);
+    let stats =
+        annotate::callgrind::rewrite(std::io::Cursor::new(profile), &mut out, &table).unwrap();
+    let decoded: Vec<String> = table.decoded().map(|(_, s)| s.name.clone()).collect();
+    assert_eq!(decoded, ["f0", "f7", "f8191", "f19999"]);
+    // The touched ones carry their lines: 0x20 is line 11, 0x40 line 12.
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("fn=(1) f0\n0x10020 11 5\n+32 +1 7\n"),
+        "{text}"
+    );
+    assert_eq!(stats.jit_cost.len(), 4);
+}
+
+/// Runs objdump on the image, from `start` for `len` bytes.
+fn disassemble(image: &Path, start: u64, len: u64) -> String {
+    let out = util::run_ok(
+        Command::new("objdump")
+            .args([
+                "-d",
+                &format!("--start-address={start:#x}"),
+                &format!("--stop-address={:#x}", start + len),
+            ])
+            .arg(image),
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The instruction bytes objdump lists, in order.
+fn listed_bytes(listing: &str) -> Vec<u8> {
+    listing
+        .lines()
+        .filter_map(|l| l.split('\t').nth(1))
+        .flat_map(|hex| {
+            hex.split_whitespace()
+                .map(|b| u8::from_str_radix(b, 16).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_code_image_holds_each_named_functions_own_code_at_its_address() {
+    let dir = util::scratch("code-image");
+    for f in ["callgrind.out.9747", "jit-9747.dump"] {
+        std::fs::copy(util::fixture("c-demo").join(f), dir.join(f)).unwrap();
+    }
+    let out = util::annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = dir.join("jit-code.callgrind.jit.out.9747.elf");
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("machine code of 2 JIT functions"),
+        "{summary}"
+    );
+    // The JIT functions' object is the image.
+    let annotated = std::fs::read_to_string(dir.join("callgrind.jit.out.9747")).unwrap();
+    let object = format!("{}\n", image.display());
+    assert!(annotated.contains(&object), "{annotated}");
+    assert!(!annotated.contains("jit-9747.dump\n"));
+    // Each function's bytes, from the jitdump, at its own address.
+    let data = std::fs::read(dir.join("jit-9747.dump")).unwrap();
+    let dump = jitdump::read(&data).unwrap();
+    let mut seen = 0;
+    for (_, record) in &dump.records {
+        let Record::Load(load) = record else { continue };
+        let name = String::from_utf8_lossy(load.name);
+        let listing = disassemble(&image, load.code_addr, load.code_size);
+        assert!(listing.contains(&format!("<{name}>:")), "{listing}");
+        assert_eq!(listed_bytes(&listing), load.code.unwrap(), "{name}");
+        seen += 1;
+    }
+    assert_eq!(seen, 2);
+    // And the line table: objdump -l names the source line.
+    let lined = util::run_ok(Command::new("objdump").args(["-d", "-l"]).arg(&image));
+    assert!(String::from_utf8_lossy(&lined.stdout).contains("sum.calc:"));
+    // callgrind_annotate still reads the output.
+    let report = util::callgrind_annotate(&dir.join("callgrind.jit.out.9747"), &[]);
+    assert!(report.contains("sum.calc:sum_to"), "{report}");
+}
+
+#[test]
+fn a_foreign_file_where_the_image_goes_is_refused_and_nothing_is_written() {
+    let dir = util::scratch("code-image-foreign");
+    for f in ["callgrind.out.9747", "jit-9747.dump"] {
+        std::fs::copy(util::fixture("c-demo").join(f), dir.join(f)).unwrap();
+    }
+    let image = dir.join("jit-code.callgrind.jit.out.9747.elf");
+    std::fs::write(&image, b"someone's notes").unwrap();
+    let out = util::annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a code image callgrind-jit wrote"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read(&image).unwrap(), b"someone's notes");
+    assert!(!dir.join("callgrind.jit.out.9747").exists());
+    // An image of ours is replaced; --no-code writes none.
+    std::fs::remove_file(&image).unwrap();
+    let twice = [1, 2].map(|_| util::annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]));
+    assert!(twice.iter().all(|o| o.status.success()));
+    let dir2 = util::scratch("code-image-none");
+    for f in ["callgrind.out.9747", "jit-9747.dump"] {
+        std::fs::copy(util::fixture("c-demo").join(f), dir2.join(f)).unwrap();
+    }
+    let out = util::annotate(&dir2, &["--no-code", "callgrind.out.9747", "jit-9747.dump"]);
+    assert!(out.status.success());
+    assert!(util::file_starting(&dir2, "jit-code.").is_none());
+}
