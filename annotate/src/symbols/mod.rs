@@ -238,6 +238,7 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::Jitdump, file);
         let first = self.table.entries.len();
         index_jitdump::add(&mut self.table, source, bias)?;
+        self.table.decoded.grow(self.table.entries.len());
         let end = self.table.entries.len();
         modules::separate(&mut self.table, first..end);
         Ok(())
@@ -248,6 +249,7 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::PerfMap, file);
         let first = self.table.entries.len();
         index_perfmap::add(&mut self.table, source)?;
+        self.table.decoded.grow(self.table.entries.len());
         let end = self.table.entries.len();
         modules::separate(&mut self.table, first..end);
         Ok(())
@@ -326,7 +328,6 @@ impl SymbolTable {
 
     fn push(&mut self, entry: Entry) {
         self.entries.push(entry);
-        self.decoded.grow(self.entries.len());
     }
 
     fn intern_file(&self, name: &str) -> FileId {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Symbol files at scale: `callgrind-jit annotate` on a jitdump and on a perf
+# map of N functions (default 1,000,000; a profile touches 1,000 of them),
+# against `cat` of the same page-cached file, with peak memory. Prints a
+# markdown table of medians. Not part of CI.
+# Usage: scripts/bench-symbols.sh [FUNCTIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-1000000}
+runs=7
+cargo build --release --locked -q -p callgrind-jit --bin callgrind-jit --example gen_symbols
+bin=$PWD/target/release/callgrind-jit
+dir=$PWD/target/bench/symbols-$n
+[ -f "$dir/callgrind.out.4242" ] || target/release/examples/gen_symbols "$n" 1000 "$dir"
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# seconds of each run of CMD, one a line (the last run's max RSS in KiB
+# goes to $dir/rss)
+time_runs() {
+  for _ in $(seq $runs); do
+    /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" > /dev/null
+    cut -d' ' -f1 "$dir/time.out"
+    cut -d' ' -f2 "$dir/time.out" > "$dir/rss"
+  done
+}
+
+echo "| symbol file | size | cat | annotate | annotate / cat | annotate max RSS |"
+echo "|---|---|---|---|---|---|"
+for f in jit-4242.dump perf-4242.map; do
+  cat "$dir/$f" > /dev/null   # page cache
+  # /usr/bin/time rounds to 10 ms: cat is timed over 20 runs in one go.
+  cat_s=$( { /usr/bin/time -f "%e" sh -c "for i in \$(seq 20); do cat '$dir/$f'; done > /dev/null"; } 2>&1 | tail -n 1)
+  an_s=$(time_runs "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out" | median)
+  rss=$(cat "$dir/rss")
+  mb=$(du -m "$dir/$f" | cut -f1)
+  awk -v f="$f" -v mb="$mb" -v c="$cat_s" -v a="$an_s" -v kb="$rss" 'BEGIN {
+    c = c / 20
+    printf "| %s | %d MB | %.3f s | %.3f s | %.1fx | %.1f MiB |\n", f, mb, c, a, a / (c > 0 ? c : 0.001), kb / 1024 }'
+done
+echo
+echo "functions: $n, touched: 1000; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs"
