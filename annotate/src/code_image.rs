@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use jit_client::image::{dwarf, elf};
+use jit_client::image::{self, dwarf, elf};
 use jit_client::LineEntry;
 
 use crate::symbols::{SourceKind, SymbolId, SymbolTable};
@@ -127,32 +127,14 @@ fn image(functions: &[Function]) -> Result<Vec<u8>> {
             lines,
         })
         .collect();
-    let symbols: Vec<elf::Symbol> = described
-        .iter()
-        .map(|f| elf::Symbol {
-            name: f.name,
-            addr: f.addr,
-            size: f.size,
-        })
-        .collect();
     let code = pieces(functions);
     let pieces: Vec<elf::Piece> = code
         .iter()
         .map(|(addr, bytes)| elf::Piece { addr: *addr, bytes })
         .collect();
-    let dwarf = dwarf::sections(&described, b"callgrind-jit annotate")
-        .map_err(|e| anyhow::anyhow!("cannot write the DWARF of the code image: {e}"))?;
-    let image = elf::Image {
-        symbols: &symbols,
-        pieces: &pieces,
-        rw_addr: None,
-        // Never loaded: pieces need no page alignment in the file.
-        page: 16,
-        dwarf: &dwarf,
-        comment: MARK,
-    };
-    let elf =
-        elf::write(&image).map_err(|e| anyhow::anyhow!("cannot write the code image: {e}"))?;
+    // Never loaded: pieces need no page alignment in the file.
+    let elf = image::build(&described, &pieces, None, 16, MARK)
+        .map_err(|e| anyhow::anyhow!("cannot write the code image: {e}"))?;
     Ok(elf.bytes)
 }
 

@@ -91,7 +91,7 @@ fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
         .unwrap_or(s);
     let mut value = 0u64;
     let mut end = 0;
-    while let Some(digit) = s.get(end).and_then(|&b| hex_digit(b)) {
+    while let Some(digit) = s.get(end).and_then(|&b| char::from(b).to_digit(16)) {
         value = value.wrapping_shl(4) | u64::from(digit);
         end += 1;
     }
@@ -104,16 +104,6 @@ fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
         .take_while(|b| matches!(b, b' ' | b'\t'))
         .count();
     (blanks > 0).then(|| (value, &rest[blanks..]))
-}
-
-/// A hex digit's value.
-fn hex_digit(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -254,3 +254,68 @@ fn a_foreign_file_where_the_image_goes_is_refused_and_nothing_is_written() {
     assert!(out.status.success());
     assert!(util::file_starting(&dir2, "jit-code.").is_none());
 }
+
+#[test]
+fn a_perf_map_larger_than_the_reading_window_is_indexed_whole() {
+    // 100,000 lines (about 4 MB): lines cross every 1 MiB step of the pass.
+    let mut map = String::new();
+    for i in 0..100_000u64 {
+        map += &format!(
+            "{:x} 40 JS:*f{i} /app/m{}.js:{}:3\n",
+            0x100000 + i * 0x40,
+            i % 7,
+            i % 90 + 1
+        );
+    }
+    map += "zz not a line\n7fff 10 cut";
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("perf-1.map".into(), map.as_bytes());
+    let table = table.build();
+    assert_eq!(table.len(), 100_001);
+    for i in (0..100_000u64).step_by(997) {
+        let hit = table.lookup(0x100000 + i * 0x40 + 0x3f).unwrap();
+        let symbol = table.symbol(hit.symbol);
+        assert_eq!(
+            (symbol.name.as_str(), symbol.line),
+            (format!("f{i}").as_str(), (i % 90 + 1) as u32)
+        );
+        let file = table.file(symbol.file.unwrap());
+        assert_eq!(&*file, format!("/app/m{}.js", i % 7));
+    }
+    assert_eq!(
+        table.symbol(table.lookup(0x7fff).unwrap().symbol).name,
+        "cut"
+    );
+    let problems: Vec<_> = table
+        .report
+        .problems
+        .iter()
+        .map(|(_, what, n)| (what.as_str(), *n))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("perf map lines skipped (unparsable or size 0)", 1),
+            ("last line has no newline", 1)
+        ]
+    );
+}
+
+#[test]
+fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
+    let dir = util::scratch("changed-dump");
+    let path = dir.join("jit-77.dump");
+    std::fs::write(&path, many_functions(3)).unwrap();
+    let mut table = SymbolTable::builder();
+    let file = std::fs::File::open(&path).unwrap();
+    table
+        .add_jitdump_file(path.clone(), file, BiasMode::Detect)
+        .unwrap();
+    let table = table.build();
+    // Rewritten in place by someone else: its records are gone.
+    std::fs::write(&path, b"JiTD").unwrap();
+    let symbol = table.symbol(table.lookup(0x10100).unwrap().symbol);
+    assert_eq!(symbol.name, "0x0000000000010100");
+    let failure = table.failure().unwrap();
+    assert!(failure.contains("jit-77.dump"), "{failure}");
+}

@@ -5,3 +5,55 @@
 
 pub mod dwarf;
 pub mod elf;
+
+/// Why an image could not be written.
+#[derive(Debug)]
+pub enum ImageError {
+    /// gimli refused the line tables.
+    Dwarf(gimli::write::Error),
+    /// object refused the layout.
+    Elf(object::write::Error),
+}
+
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageError::Dwarf(e) => write!(f, "writing DWARF: {e}"),
+            ImageError::Elf(e) => write!(f, "writing ELF: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
+
+/// The image of `functions` (sorted by address, each inside one of
+/// `pieces`): their symbols, their line tables as DWARF (`writer` names
+/// the producer), and `writer` again as the `.comment`. `rw_addr` adds the
+/// rw- page live mode needs.
+pub fn build(
+    functions: &[dwarf::Function],
+    pieces: &[elf::Piece],
+    rw_addr: Option<u64>,
+    page: u64,
+    writer: &[u8],
+) -> Result<elf::Elf, ImageError> {
+    let symbols: Vec<elf::Symbol> = functions
+        .iter()
+        .map(|f| elf::Symbol {
+            name: f.name,
+            addr: f.addr,
+            size: f.size,
+        })
+        .collect();
+    let producer = writer.strip_suffix(b"\0").unwrap_or(writer);
+    let dwarf = dwarf::sections(functions, producer).map_err(ImageError::Dwarf)?;
+    let image = elf::Image {
+        symbols: &symbols,
+        pieces,
+        rw_addr,
+        page,
+        dwarf: &dwarf,
+        comment: writer,
+    };
+    elf::write(&image).map_err(ImageError::Elf)
+}

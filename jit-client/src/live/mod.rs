@@ -15,7 +15,7 @@
 
 mod maps;
 
-use crate::image::{dwarf, elf};
+use crate::image::{self, dwarf, elf};
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -178,30 +178,14 @@ impl Live {
                 lines,
             })
             .collect();
-        let symbols: Vec<elf::Symbol> = functions
-            .iter()
-            .map(|f| elf::Symbol {
-                name: f.name,
-                addr: f.addr,
-                size: f.size,
-            })
-            .collect();
-        let dwarf = dwarf::sections(&functions, b"callgrind-jit live mode")
-            .map_err(failed("writing DWARF"))?;
         let rw = Reservation::new(self.page as usize).map_err(failed("reserving a page"))?;
         let pieces = [elf::Piece {
             addr: start,
             bytes: pages,
         }];
-        let image = elf::Image {
-            symbols: &symbols,
-            pieces: &pieces,
-            rw_addr: Some(rw.addr as u64),
-            page: self.page,
-            dwarf: &dwarf,
-            comment: b"callgrind-jit live mode\0",
-        };
-        let elf = elf::write(&image).map_err(failed("writing ELF"))?;
+        let writer = b"callgrind-jit live mode\0";
+        let elf = image::build(&functions, &pieces, Some(rw.addr as u64), self.page, writer)
+            .map_err(failed("writing the image"))?;
         let file = self
             .create_file(start as usize)
             .map_err(failed("creating the file"))?;

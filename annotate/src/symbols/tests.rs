@@ -1,0 +1,109 @@
+//! The table's lookups held to plain walks.
+use super::*;
+
+#[test]
+fn a_row_hint_never_changes_the_answer() {
+    let row = |offset, line| Row {
+        offset,
+        line,
+        file: FileId(0),
+    };
+    let rows = vec![
+        row(0, 3),
+        row(4, 0),
+        row(5, 7),
+        row(9, 8),
+        row(20, 9),
+        row(21, 2),
+    ];
+    let symbol = Symbol {
+        name: "f".into(),
+        file: None,
+        line: 1,
+        start: 0x100,
+        size: 30,
+        rows,
+        source: 0,
+    };
+    for addr in 0xf0u64..0x130 {
+        // By a plain walk: the last row at or before the address.
+        let offset = addr.wrapping_sub(0x100);
+        let at = symbol.rows.iter().rposition(|r| r.offset <= offset);
+        let (want_span, want_row) = match at {
+            _ if addr < 0x100 => (0..0x100, None),
+            Some(i) => {
+                let end = symbol
+                    .rows
+                    .get(i + 1)
+                    .map_or(u64::MAX, |r| 0x100 + r.offset);
+                let row = Some(symbol.rows[i]).filter(|r| r.line != 0);
+                (0x100 + symbol.rows[i].offset..end, row)
+            }
+            None => unreachable!("the first row is at offset 0"),
+        };
+        for hint in 0..=symbol.rows.len() + 1 {
+            let (span, row, _) = symbol.row_span_near(addr, hint);
+            assert_eq!(
+                (span, row),
+                (want_span.clone(), want_row),
+                "{addr:#x} hint {hint}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_symbol_hint_never_changes_the_answer() {
+    // b overlaps the middle of a (later wins), c2 has c's very range,
+    // and the empty range owns no segment.
+    let map = b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n";
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("perf-1.map".into(), map);
+    let table = table.build();
+    for addr in (0xff0u64..0x1110)
+        .chain(0x1ff0..0x2020)
+        .chain(0x2ff0..0x3010)
+    {
+        let want = table.lookup_range(addr);
+        for symbol in 0..table.len() as u32 + 1 {
+            assert_eq!(
+                table.lookup_range_near(addr, SymbolId(symbol)),
+                want,
+                "{addr:#x} near {symbol}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ordered_disjoint_ranges_answer_as_segments_would() {
+    // In load order, in address order, none overlapping: the ranges are the
+    // index. The same ranges loaded in another order need segments; both
+    // must answer alike, near any symbol.
+    let ordered = b"1000 100 a\n1100 20 b\n1200 10 c\n2000 8 d\n";
+    let shuffled = b"2000 8 d\n1200 10 c\n1000 100 a\n1100 20 b\n";
+    let tables = [&ordered[..], &shuffled[..]].map(|map| {
+        let mut table = SymbolTable::builder();
+        table.add_perf_map("perf-1.map".into(), map);
+        table.build()
+    });
+    assert!(matches!(tables[0].index, Index::Entries));
+    assert!(matches!(tables[1].index, Index::Segments { .. }));
+    let name = |t: &SymbolTable, addr| {
+        t.lookup_range(addr)
+            .map(|(r, h)| (r, t.symbol(h.symbol).name.clone()))
+    };
+    for addr in (0xff0u64..0x1220).chain(0x1ff0..0x2010) {
+        assert_eq!(name(&tables[0], addr), name(&tables[1], addr), "{addr:#x}");
+        for t in &tables {
+            let want = t.lookup_range(addr);
+            for symbol in 0..t.len() as u32 + 1 {
+                assert_eq!(
+                    t.lookup_range_near(addr, SymbolId(symbol)),
+                    want,
+                    "{addr:#x}"
+                );
+            }
+        }
+    }
+}
