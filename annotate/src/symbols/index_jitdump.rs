@@ -96,40 +96,109 @@ impl Loads {
     }
 }
 
+/// What the index takes of a record (names and code stay in the file).
+enum Taken {
+    Debug(u64, u64, Option<EntrySpan>),
+    Load(u64, u64, u64, u64),
+    Move(u64, u64),
+}
+
+/// Records handed from the scanning thread to the indexing one at a time.
+const BATCH: usize = 4096;
+
+/// Indexes source `source`: one thread reads the file (framing, checking,
+/// summing DEBUG_INFO entries), this one builds the entries, batch by batch.
+fn taken(offset: u64, item: Item) -> Option<Taken> {
+    match item {
+        Item::DebugInfo { code_addr, span } => Some(Taken::Debug(offset, code_addr, span)),
+        Item::Load(l) => Some(Taken::Load(offset, l.code_addr, l.code_size, l.code_index)),
+        Item::Move(m) => Some(Taken::Move(m.code_index, m.new_code_addr)),
+        Item::Close | Item::Other => None,
+    }
+}
+
+/// The entries of one source, built as its records come.
+struct Index<'t> {
+    table: &'t mut SymbolTable,
+    source: u32,
+    pending: Pending,
+    loads: Loads,
+    evidence: Evidence,
+}
+
+impl<'t> Index<'t> {
+    fn new(table: &'t mut SymbolTable, source: usize) -> Self {
+        Index {
+            table,
+            source: source as u32,
+            pending: Pending::default(),
+            loads: Loads::default(),
+            evidence: Evidence::new(),
+        }
+    }
+
+    fn take(&mut self, taken: Taken) {
+        match taken {
+            Taken::Debug(offset, code_addr, span) => {
+                self.pending.debug_info(offset, code_addr, span)
+            }
+            Taken::Load(offset, code_addr, code_size, code_index) => {
+                let debug = self.pending.take(code_addr);
+                self.evidence
+                    .add(code_addr, code_size, debug.and_then(|d| d.1));
+                self.loads.push(code_index, self.table.entries.len());
+                self.table.push(Entry {
+                    start: code_addr,
+                    size: code_size,
+                    record: offset,
+                    debug: debug.map_or(NO_DEBUG, |d| d.0),
+                    source: self.source,
+                    module: 0,
+                });
+            }
+            Taken::Move(code_index, new_code_addr) => {
+                if let Some(i) = self.loads.find(code_index) {
+                    let moved = Entry {
+                        start: new_code_addr,
+                        ..self.table.entries[i]
+                    };
+                    self.table.push(moved);
+                }
+            }
+        }
+    }
+}
+
 pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(), ReadError> {
-    let mut pending = Pending::default();
-    let mut loads = Loads::default();
-    let mut evidence = Evidence::new();
     let file = table.sources[source].file.try_clone()?;
     // About one load per 512 bytes: grown once or twice, never copied often.
     let guess = file.metadata()?.len() / 512;
     table.reserve(usize::try_from(guess).unwrap_or(0));
-    let scanned = scan::scan(&file, |offset, item| match item {
-        Item::DebugInfo { code_addr, span } => pending.debug_info(offset, code_addr, span),
-        Item::Load(load) => {
-            let debug = pending.take(load.code_addr);
-            evidence.add(load.code_addr, load.code_size, debug.and_then(|d| d.1));
-            loads.push(load.code_index, table.entries.len());
-            table.push(Entry {
-                start: load.code_addr,
-                size: load.code_size,
-                record: offset,
-                debug: debug.map_or(NO_DEBUG, |d| d.0),
-                source: source as u32,
-                module: 0,
+    let mut index = Index::new(table, source);
+    let scanned = std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Taken>>(8);
+        let reader = scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            let scanned = scan::scan(&file, |offset, item| {
+                batch.extend(taken(offset, item));
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    let _ = batches.send(full);
+                }
             });
+            let _ = batches.send(batch);
+            scanned
+        });
+        for batch in received {
+            batch.into_iter().for_each(|t| index.take(t));
         }
-        Item::Move(m) => {
-            if let Some(i) = loads.find(m.code_index) {
-                let moved = Entry {
-                    start: m.new_code_addr,
-                    ..table.entries[i]
-                };
-                table.push(moved);
-            }
-        }
-        Item::Close | Item::Other => {}
+        reader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;
+    let Index {
+        pending, evidence, ..
+    } = index;
     let decision = super::bias::decide(&scanned.header, &evidence, bias);
     let path = table.sources[source].path.clone();
     table.sources[source].shift = decision.shift;
