@@ -48,3 +48,42 @@ impl Decoded {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn symbol(start: u64) -> Symbol {
+        Symbol {
+            name: format!("f{start}"),
+            file: None,
+            line: 0,
+            start,
+            size: 1,
+            rows: Vec::new(),
+            source: 0,
+        }
+    }
+
+    #[test]
+    fn each_symbol_has_its_own_slot_across_pages() {
+        let mut decoded = Decoded::default();
+        decoded.grow(3 * PAGE + 5);
+        let ids = [0, 1, PAGE - 1, PAGE, 2 * PAGE + 3, 3 * PAGE + 4].map(|i| SymbolId(i as u32));
+        for id in ids {
+            assert!(decoded.get(id).is_none());
+            let made = decoded.get_or_init(id, || symbol(id.0.into())).start;
+            assert_eq!(made, u64::from(id.0));
+            // Decoded once: a second decoder is never called.
+            let again = decoded.get_or_init(id, || unreachable!()).start;
+            assert_eq!(again, made);
+        }
+        for id in ids {
+            assert_eq!(decoded.get(id).map(|s| s.start), Some(u64::from(id.0)));
+        }
+        assert!(decoded.get(SymbolId(2)).is_none());
+        decoded.forget(ids[2]);
+        assert!(decoded.get(ids[2]).is_none());
+        assert!(decoded.get(ids[3]).is_some());
+    }
+}

@@ -220,6 +220,54 @@ pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(),
 mod tests {
     use super::*;
 
+    /// The matching rule as a plain map: a DEBUG_INFO for the load's
+    /// address, else the one just before it; a later one for an address
+    /// replaces an earlier.
+    #[derive(Default)]
+    struct Reference {
+        map: HashMap<u64, u64>,
+        previous: Option<u64>,
+    }
+
+    impl Reference {
+        fn debug_info(&mut self, offset: u64, addr: u64) {
+            self.map.insert(addr, offset);
+            self.previous = Some(addr);
+        }
+
+        fn take(&mut self, addr: u64) -> Option<u64> {
+            let previous = self.previous.take();
+            self.map
+                .remove(&addr)
+                .or_else(|| previous.and_then(|a| self.map.remove(&a)))
+        }
+    }
+
+    #[test]
+    fn pending_debug_info_matches_as_the_plain_map_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..200 {
+            let (mut fast, mut plain) = (Pending::default(), Reference::default());
+            for offset in 0..40 {
+                let addr = next(6);
+                if next(3) == 0 {
+                    let got = fast.take(addr).map(|d| d.0);
+                    assert_eq!(got, plain.take(addr), "load at {addr}");
+                } else {
+                    fast.debug_info(offset, addr, None);
+                    plain.debug_info(offset, addr);
+                }
+            }
+            assert_eq!(fast.orphans(), plain.map.len());
+        }
+    }
+
     #[test]
     fn a_move_finds_the_latest_load_of_its_index_in_either_order() {
         for order in [[1u64, 2, 3, 2], [3, 2, 1, 2]] {
