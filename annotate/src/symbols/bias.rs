@@ -195,4 +195,28 @@ mod tests {
             0x40
         );
     }
+
+    #[test]
+    fn the_edges_of_the_window_decide_as_stated() {
+        let decided = |reserved, loads: &[(u64, u64, &[DebugEntry])]| {
+            decide(&header(reserved), &evidence(loads), BiasMode::Detect)
+        };
+        // One entry below the window, one inside: not every record fits.
+        let low = [entry(0x1010), entry(0x1050)];
+        assert_eq!(decided(V8_MARK, &[(0x1000, 0x100, &low)]).shift, 0);
+        // An entry exactly at the code's end is not past it: no evidence.
+        let at_end = [entry(0x1040), entry(0x1100)];
+        assert_eq!(decided(0, &[(0x1000, 0x100, &at_end)]).shift, 0);
+        // A V8 file without line tables has nothing to shift.
+        let none = decided(V8_MARK, &[]);
+        assert_eq!((none.shift, none.records), (0, 0));
+        // The records the shift applies to are counted only where it is.
+        let a = [entry(0x1040), entry(0x1048)];
+        let b = [entry(0x2048), entry(0x2050)];
+        let two = decided(V8_MARK, &[(0x1000, 0x100, &a), (0x2000, 0x100, &b)]);
+        assert_eq!((two.shift, two.records), (0x40, 2));
+        let mark = crate::jitdump::format::JIT_CLIENT_MARK;
+        let ours = decided(mark, &[(0x1000, 0x100, &a), (0x2000, 0x100, &b)]);
+        assert_eq!((ours.shift, ours.records), (0, 0));
+    }
 }
