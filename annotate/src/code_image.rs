@@ -109,8 +109,8 @@ fn functions(
             lines,
         });
     }
+    // One owner per start address: the addresses are distinct.
     functions.sort_by_key(|f| f.addr);
-    functions.dedup_by_key(|f| f.addr);
     Ok(functions)
 }
 

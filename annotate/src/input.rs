@@ -76,14 +76,6 @@ impl Input {
         self.path == Path::new("-")
     }
 
-    /// The whole content (symbol files are read whole).
-    pub fn read_all(&self) -> std::io::Result<Vec<u8>> {
-        let len = self.file.metadata()?.len();
-        let mut data = vec![0; len as usize];
-        self.file.read_exact_at(&mut data, 0)?;
-        Ok(data)
-    }
-
     /// The file, rewound, for one pass of reading.
     pub fn rewound(&self) -> std::io::Result<&File> {
         (&self.file).seek(SeekFrom::Start(0))?;

@@ -1,58 +1,9 @@
 //! Reading perf map files (`/tmp/perf-PID.map`): `START SIZE NAME` lines.
 //!
 //! Lenient like the runtimes that write them: `0x` prefixes, upper case,
-//! tabs, CRLF and names with spaces are accepted; lines that do not parse
-//! are counted and skipped.
-
-/// One map line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    /// Start address.
-    pub start: u64,
-    /// Size in bytes (never 0).
-    pub size: u64,
-    /// The name, lossily decoded as UTF-8.
-    pub name: String,
-    /// 1-based line number in the map (file order = time order).
-    pub line: usize,
-}
-
-/// A parsed map and what was skipped.
-#[derive(Clone, Debug, Default)]
-pub struct PerfMap {
-    /// Usable entries, in file order.
-    pub entries: Vec<Entry>,
-    /// Line numbers of lines that did not parse (or had size 0).
-    pub skipped: Vec<usize>,
-    /// The last line had no newline (the writer may have died mid-line).
-    pub unterminated_tail: bool,
-}
-
-/// Parses a whole map file.
-pub fn parse(data: &[u8]) -> PerfMap {
-    let mut map = PerfMap {
-        unterminated_tail: !data.is_empty() && !data.ends_with(b"\n"),
-        ..Default::default()
-    };
-    for (index, raw) in data.split(|&b| b == b'\n').enumerate() {
-        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match parse_line(line) {
-            Some((start, size, name)) if size > 0 => {
-                map.entries.push(Entry {
-                    start,
-                    size,
-                    name,
-                    line: index + 1,
-                });
-            }
-            _ => map.skipped.push(index + 1),
-        }
-    }
-    map
-}
+//! tabs and names with spaces are accepted. The symbol table reads whole
+//! maps line by line (symbols/index_perfmap.rs, which counts and skips the
+//! lines that do not parse); this module reads one line.
 
 /// True when `data` looks like a perf map: its first line parses.
 pub fn looks_like_perf_map(data: &[u8]) -> bool {
@@ -112,29 +63,27 @@ mod tests {
 
     #[test]
     fn accepts_the_variants_runtimes_write() {
-        let map = parse(b"95e6000 a09 find_method(x.nqp:1)\n0x10 0x20 JS:~f a.js:1:2\r\n00000000DEAD0000\t10\t[Tier1] A::B()\n");
-        let names: Vec<_> = map
-            .entries
-            .iter()
-            .map(|e| (e.start, e.size, e.name.as_str()))
-            .collect();
+        let lines: [&[u8]; 3] = [
+            b"95e6000 a09 find_method(x.nqp:1)",
+            b"0x10 0x20 JS:~f a.js:1:2  ",
+            b"00000000DEAD0000\t10\t[Tier1] A::B()",
+        ];
+        let read = lines.map(|l| parse_line(l).unwrap());
         assert_eq!(
-            names,
+            read.each_ref().map(|(s, n, name)| (*s, *n, name.as_str())),
             [
                 (0x95e6000, 0xa09, "find_method(x.nqp:1)"),
                 (0x10, 0x20, "JS:~f a.js:1:2"),
                 (0xdead0000, 0x10, "[Tier1] A::B()")
             ]
         );
-        assert!(map.skipped.is_empty());
     }
 
     #[test]
-    fn counts_bad_lines_and_a_cut_tail() {
-        let map = parse(b"zz 10 f\n10 0 empty\n10 20\n10 20 ok\n30 4 cut");
-        assert_eq!(map.skipped, [1, 2, 3]);
-        assert_eq!(map.entries.len(), 2);
-        assert!(map.unterminated_tail);
+    fn lines_without_a_name_or_a_number_do_not_parse() {
+        for line in [&b"zz 10 f"[..], b"10 20", b"10 20 \t ", b"10"] {
+            assert_eq!(fields(line), None, "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]

@@ -86,3 +86,34 @@ fn report(table: &mut SymbolTable, source: usize, skipped: &Skipped) {
         table.report.problems.push((path, what, 1));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::symbols::SymbolTable;
+
+    #[test]
+    fn crlf_blank_and_bad_lines_and_a_cut_tail() {
+        let map = b"zz 10 f\n10 0 empty\n\n10 20\r\n100 20 ok\r\n  \n300 4 cut";
+        let mut table = SymbolTable::builder();
+        table.add_perf_map("perf-1.map".into(), map);
+        let table = table.build();
+        let names: Vec<_> = table
+            .ids()
+            .map(|id| table.symbol(id).name.clone())
+            .collect();
+        assert_eq!(names, ["ok", "cut"]);
+        let problems: Vec<_> = table
+            .report
+            .problems
+            .iter()
+            .map(|p| (p.1.as_str(), p.2))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("perf map lines skipped (unparsable or size 0)", 3),
+                ("last line has no newline", 1)
+            ]
+        );
+    }
+}

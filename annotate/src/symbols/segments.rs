@@ -160,9 +160,8 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         let next_start = order.get(next).map(|&i| entries[i as usize].start);
         let next_end = ends.peek().map(|Reverse((end, _))| *end);
         let addr = next_start.into_iter().chain(next_end).min().unwrap_or(0);
-        while let Some(&Reverse((end, i))) = ends.peek().filter(|r| r.0 .0 == addr) {
+        while let Some(&Reverse((_, i))) = ends.peek().filter(|r| r.0 .0 == addr) {
             ends.pop();
-            let _ = end;
             let p = (rank(i as usize), SymbolId(i));
             active.retain(|&a| a != p);
         }

@@ -60,18 +60,19 @@ fn a_symbol_hint_never_changes_the_answer() {
     let mut table = SymbolTable::builder();
     table.add_perf_map("perf-1.map".into(), map);
     let table = table.build();
-    for addr in (0xff0u64..0x1110)
+    let addrs = (0xff0u64..0x1110)
         .chain(0x1ff0..0x2020)
-        .chain(0x2ff0..0x3010)
-    {
-        let want = table.lookup_range(addr);
-        for symbol in 0..table.len() as u32 + 1 {
-            assert_eq!(
-                table.lookup_range_near(addr, SymbolId(symbol)),
-                want,
-                "{addr:#x} near {symbol}"
-            );
-        }
+        .chain(0x2ff0..0x3010);
+    addrs.for_each(|addr| assert_near_agrees(&table, addr));
+}
+
+/// A lookup near any symbol (and one past the last) answers as the plain
+/// lookup does.
+fn assert_near_agrees(table: &SymbolTable, addr: u64) {
+    let want = table.lookup_range(addr);
+    for symbol in 0..table.len() as u32 + 1 {
+        let near = table.lookup_range_near(addr, SymbolId(symbol));
+        assert_eq!(near, want, "{addr:#x} near {symbol}");
     }
 }
 
@@ -95,15 +96,6 @@ fn ordered_disjoint_ranges_answer_as_segments_would() {
     };
     for addr in (0xff0u64..0x1220).chain(0x1ff0..0x2010) {
         assert_eq!(name(&tables[0], addr), name(&tables[1], addr), "{addr:#x}");
-        for t in &tables {
-            let want = t.lookup_range(addr);
-            for symbol in 0..t.len() as u32 + 1 {
-                assert_eq!(
-                    t.lookup_range_near(addr, SymbolId(symbol)),
-                    want,
-                    "{addr:#x}"
-                );
-            }
-        }
+        tables.iter().for_each(|t| assert_near_agrees(t, addr));
     }
 }
