@@ -79,10 +79,14 @@ fn rewrite_profile(c: &mut Criterion) {
     let mut g = c.benchmark_group("rewrite moarvm-words");
     g.throughput(Throughput::Bytes(profile.len() as u64));
     g.bench_function("lazy", |b| {
-        b.iter(|| passes::lazy(&profile[..], std::io::sink(), &table).unwrap())
+        b.iter(|| {
+            passes::lazy(std::io::Cursor::new(&profile[..]), std::io::sink(), &table).unwrap()
+        })
     });
     g.bench_function("exact", |b| {
-        b.iter(|| passes::exact(&profile[..], std::io::sink(), &table).unwrap())
+        b.iter(|| {
+            passes::exact(std::io::Cursor::new(&profile[..]), std::io::sink(), &table).unwrap()
+        })
     });
     g.finish();
 }

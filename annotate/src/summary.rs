@@ -166,6 +166,23 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             all.folded_calls
         );
     }
+    if all.reentry.taken > 0 {
+        let _ = writeln!(
+            s,
+            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the arcs that counted it twice: {} of {} ({})",
+            group(all.reentry.taken),
+            all.events.first().map_or("cost", String::as_str),
+            percent(all.reentry.taken, all.total)
+        );
+    }
+    if all.reentry.unplaced > 0 {
+        let _ = writeln!(
+            s,
+            "warning: re-entry: {} of {} of continuations resumed through a chain of calls (f -> ... -> x -> middle of f) still counts in the arcs of that chain: their inclusive costs are too high by up to that much",
+            group(all.reentry.unplaced),
+            all.events.first().map_or("cost", String::as_str),
+        );
+    }
     if all.unknown_lines > 0 {
         let _ = writeln!(
             s,

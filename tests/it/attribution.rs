@@ -24,3 +24,74 @@ fn a_jit_tail_jump_leaves_the_callee_its_own_cost() {
         "{said}"
     );
 }
+
+/// Self and inclusive cost of the functions whose callgrind_annotate line
+/// contains each needle.
+fn self_and_inclusive(profile: &std::path::Path, needles: &[&str]) -> Vec<(u64, u64)> {
+    let flat = util::callgrind_annotate(profile, &["--auto=no", "--threshold=100"]);
+    let incl = util::callgrind_annotate(
+        profile,
+        &["--auto=no", "--threshold=100", "--inclusive=yes"],
+    );
+    needles
+        .iter()
+        .map(|n| {
+            (
+                util::costs_where(&flat, |l| l.contains(n)),
+                util::costs_where(&incl, |l| l.contains(n)),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn native_code_jumping_into_jit_code_leaves_it_its_own_cost() {
+    let dir = util::scratch("attr-native-tail");
+    let prog = util::c_program(&dir, "native_tail");
+    let n: u64 = 1000;
+    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
+    let (pid, _) = util::callgrind(&dir, &[], &prog, &[&n.to_string()], &env);
+    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The truth from the program: tail_into is one jmp; sum_to runs the
+    // loop, entered by that jump (callgrind takes a jump into another
+    // object for a call, so nothing needs moving).
+    let got = self_and_inclusive(&dir.join("named"), &[" tail.calc:sum_to ", ":tail_into "]);
+    assert_eq!(got, [(3 * n + 4, 3 * n + 4), (1, 3 * n + 5)]);
+}
+
+#[test]
+fn a_helper_resuming_its_caller_counts_the_continuation_once() {
+    let dir = util::scratch("attr-reentry");
+    let prog = util::c_program(&dir, "reentry");
+    let n: u64 = 1000;
+    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
+    let (pid, _) = util::callgrind(&dir, &[], &prog, &[&n.to_string()], &env);
+    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // The truth from the program: f's seven instructions and its
+    // continuation's loop (3N + 4) are f's; the helper's five are its own.
+    // The continuation runs once: f's inclusive cost is all of it, and the
+    // helper's arc no longer holds it (callgrind counted it in both).
+    let got = self_and_inclusive(&dir.join("named"), &[" reentry.calc:f ", ":helper "]);
+    assert_eq!(got, [(3 * n + 11, 3 * n + 16), (5, 5)], "{said}");
+    assert!(said.contains("re-entry: cost of continuations"), "{said}");
+    // KCachegrind's view: f's self cost plus its calls is its inclusive
+    // cost (one activation, nothing counted twice).
+    let text = std::fs::read_to_string(dir.join("named")).unwrap();
+    let arcs: Vec<(String, String)> = crate::expand::expand(&text)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::expand::Record::Transfer {
+                at, target, costs, ..
+            } if target[2] == "helper" => Some((at[3].clone(), costs)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(arcs, [("f".to_string(), "5".to_string())]);
+}

@@ -333,6 +333,12 @@ impl std::io::Write for FullDisk {
     }
 }
 
+impl annotate::callgrind::Output for FullDisk {
+    fn restart(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[test]
 fn a_failing_output_is_reported_with_its_own_error() {
     let input = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();

@@ -37,13 +37,27 @@ impl Pass {
     /// Both passes.
     pub const BOTH: [Pass; 2] = [Pass::Lazy, Pass::Exact];
 
-    /// Runs this pass.
-    pub fn run<R: std::io::Read + Send, W: std::io::Write + Send>(
+    /// Runs this pass on `input`.
+    pub fn run<W: annotate::callgrind::Output + Send>(
+        self,
+        input: &[u8],
+        output: W,
+        table: &SymbolTable,
+    ) -> Result<Stats, RewriteError> {
+        self.run_reader(std::io::Cursor::new(input), output, table)
+    }
+
+    /// Runs this pass, reading from `input`.
+    pub fn run_reader<R, W>(
         self,
         input: R,
         output: W,
         table: &SymbolTable,
-    ) -> Result<Stats, RewriteError> {
+    ) -> Result<Stats, RewriteError>
+    where
+        R: std::io::Read + std::io::Seek + Send,
+        W: annotate::callgrind::Output + Send,
+    {
         match self {
             Pass::Lazy => passes::lazy(input, output, table),
             Pass::Exact => passes::exact(input, output, table),
@@ -59,8 +73,8 @@ pub fn rewrite_pass(
     pass: Pass,
 ) -> (Vec<u8>, Stats) {
     let mut out = Vec::new();
-    let input = BufReader::with_capacity(chunk, input);
-    let stats = pass.run(input, &mut out, table).unwrap();
+    let input = BufReader::with_capacity(chunk, std::io::Cursor::new(input));
+    let stats = pass.run_reader(input, &mut out, table).unwrap();
     (out, stats)
 }
 

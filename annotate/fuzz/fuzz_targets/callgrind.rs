@@ -21,6 +21,6 @@ fn table() -> &'static SymbolTable {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let _ = passes::lazy(data, std::io::sink(), table());
-    let _ = passes::exact(data, std::io::sink(), table());
+    let _ = passes::lazy(std::io::Cursor::new(data), std::io::sink(), table());
+    let _ = passes::exact(std::io::Cursor::new(data), std::io::sink(), table());
 });

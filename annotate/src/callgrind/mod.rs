@@ -74,11 +74,13 @@ impl<O: Output + ?Sized> Output for &mut O {
 }
 
 /// Rewrites one profile from `input` to `output` with the symbols of
-/// `table`. The input is read once, or twice where it is not laid out as
-/// callgrind writes it (a function starting with a relative position):
-/// then `output` is restarted and every position decoded. With an empty
-/// table the output equals the input byte for byte (CRLF line ends
-/// become LF).
+/// `table`. The input is read once, or again where it is not laid out as
+/// callgrind writes it (a function starting with a relative position:
+/// then every position is decoded) or where a JIT function was resumed by
+/// a call into its middle (then the continuation's cost is taken out of
+/// the arcs that hold it twice; see `rewrite/reentry.rs`); each time
+/// `output` is restarted. With an empty table the output equals the input
+/// byte for byte (CRLF line ends become LF).
 pub fn rewrite<R, W>(
     mut input: R,
     mut output: W,
@@ -90,53 +92,84 @@ where
 {
     match passes::lazy(&mut input, &mut output, table) {
         Err(RewriteError::NeedsExactMode { .. }) => {
-            input.rewind().map_err(RewriteError::Io)?;
-            output.restart().map_err(RewriteError::Io)?;
+            again(&mut input, &mut output)?;
             passes::exact(input, output, table)
         }
         result => result,
     }
 }
 
-/// The two passes [`rewrite`] is made of, public so that tests and
-/// benchmarks can hold the fast one to the slow reference.
+/// Rewinds the input and empties the output for another pass.
+fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), RewriteError> {
+    input.rewind().map_err(RewriteError::Io)?;
+    output.restart().map_err(RewriteError::Io)
+}
+
+/// The two ways [`rewrite`] reads a profile, public so that tests and
+/// benchmarks can hold the fast one to the slow reference. Each reads the
+/// input again where re-entries are to be taken out of arcs.
 pub mod passes {
     use super::*;
 
-    /// The fast pass: position lines of native code are copied without
+    /// The fast way: position lines of native code are copied without
     /// decoding them. Stops with [`RewriteError::NeedsExactMode`] where a
     /// function starts with a relative position.
-    pub fn lazy<R: Read + Send, W: Write + Send>(
+    pub fn lazy<R: Read + Seek + Send, W: Output + Send>(
         input: R,
         output: W,
         table: &SymbolTable,
     ) -> Result<Stats, RewriteError> {
-        run(input, output, table, Tracking::Lazy)
+        with_reentry(input, output, table, Tracking::Lazy)
     }
 
     /// The reference: every position decoded (any valid input). Its output
     /// means what [`lazy`]'s means; positions may be written differently.
-    pub fn exact<R: Read + Send, W: Write + Send>(
+    pub fn exact<R: Read + Seek + Send, W: Output + Send>(
         input: R,
         output: W,
         table: &SymbolTable,
     ) -> Result<Stats, RewriteError> {
-        run(input, output, table, Tracking::Every)
+        with_reentry(input, output, table, Tracking::Every)
+    }
+}
+
+/// A pass, and a second one where the first found continuations to take
+/// out of arcs (see `rewrite/reentry.rs`).
+fn with_reentry<R, W>(
+    mut input: R,
+    mut output: W,
+    table: &SymbolTable,
+    tracking: Tracking,
+) -> Result<Stats, RewriteError>
+where
+    R: Read + Seek + Send,
+    W: Output + Send,
+{
+    let state = rewrite::reentry::State::default();
+    match run(&mut input, &mut output, table, tracking, state)? {
+        (_, Some(plan)) if plan.takes_out() => {
+            again(&mut input, &mut output)?;
+            let state = rewrite::reentry::State::taking(plan);
+            run(input, output, table, tracking, state).map(|(stats, _)| stats)
+        }
+        (stats, _) => Ok(stats),
     }
 }
 
 /// One pass: input read and output written on threads of their own
-/// (`stream`).
+/// (`stream`). Gives the counts, and a second pass's work where
+/// re-entries are to be taken out of arcs.
 fn run<R: Read + Send, W: Write + Send>(
     input: R,
     output: W,
     table: &SymbolTable,
     tracking: Tracking,
-) -> Result<Stats, RewriteError> {
+    reentry: rewrite::reentry::State,
+) -> Result<(Stats, Option<rewrite::reentry::Plan>), RewriteError> {
     std::thread::scope(|scope| {
         let (feed, _reader) = stream::reader::spawn(scope, input);
         let (writer, handle) = stream::writer::spawn(scope, output, feed.spent_sender());
-        let mut rw = Rewriter::new(table, stream::out::Out::new(writer), tracking);
+        let mut rw = Rewriter::new(table, stream::out::Out::new(writer), tracking, reentry);
         let result = fast::Driver::new(feed)
             .run(&mut rw)
             .and_then(|lines| rw.finish().map_err(|f| error(f, lines)));

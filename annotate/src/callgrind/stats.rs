@@ -36,6 +36,9 @@ pub struct Stats {
     /// Self cost (first event) of JIT code that callgrind charged to
     /// another JIT function (entered by a jump), moved to its own.
     pub moved_cost: u64,
+    /// Continuations' cost taken out of their callers' arcs (see
+    /// re-entry in docs/callgrind-format.md).
+    pub reentry: Reentry,
     /// Whether the profile has an instruction column.
     pub has_instr: bool,
     /// Whether the profile has a line column.
@@ -74,6 +77,8 @@ impl Stats {
         self.ambiguous.extend(&other.ambiguous);
         self.folded_calls += other.folded_calls;
         self.moved_cost += other.moved_cost;
+        self.reentry.taken += other.reentry.taken;
+        self.reentry.unplaced += other.reentry.unplaced;
         self.has_instr |= other.has_instr;
         self.has_line |= other.has_line;
         self.parts += other.parts;
@@ -82,4 +87,15 @@ impl Stats {
             self.ending = other.ending;
         }
     }
+}
+
+/// What re-entry did, for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reentry {
+    /// Continuations' inclusive cost (first event) taken out of their
+    /// callers' arcs.
+    pub taken: u64,
+    /// Continuations' cost left in arcs: no arc from the resumed function
+    /// to the one that called it back.
+    pub unplaced: u64,
 }

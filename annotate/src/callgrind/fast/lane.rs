@@ -10,6 +10,7 @@
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
+use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::{Block, Tracking};
 use crate::callgrind::rewrite::{FnKind, FnRef, Res, Rewriter, Space};
 
@@ -264,29 +265,33 @@ impl Lane {
         if !p.same_function_names() {
             return None;
         }
-        if !id.is_some_and(|id| p.tables.native_written.contains(id)) {
-            self.native_fn(rw, value, rw.part.input.ob)?;
-        }
+        let written = id.filter(|&id| p.tables.native_written.contains(id));
+        let name = match written {
+            Some(id) => p.tables.fns.get(id).map(|e| e.name),
+            None => Some(self.native_fn(rw, value, rw.part.input.ob)?),
+        };
+        let object = rw.part.input.ob;
+        rw.part.who = name.map(|name| Who::Named { name, object });
         rw.part.block = Block::Native;
         rw.part.pos.absolute_next = false;
         Some(Pass::Copied)
     }
 
     /// Resolves a `fn`-space value that names a native function and can be
-    /// written as it is, marking it as written.
-    fn native_fn(&mut self, rw: &mut Rewriter<'_>, value: &[u8], object: Sym) -> Option<()> {
+    /// written as it is, marking it as written; its name.
+    fn native_fn(&mut self, rw: &mut Rewriter<'_>, value: &[u8], object: Sym) -> Option<Sym> {
         let f = rw.resolve_fn(value, object).ok()?;
         if f.kind != FnKind::Native {
             return None;
         }
-        let Some(id) = f.id else { return Some(()) };
+        let Some(id) = f.id else { return Some(f.name) };
         let entry = rw.part.tables.fns.get_mut(id)?;
         if !(entry.emitted || f.defines) {
             return None;
         }
         entry.emitted = true;
         rw.part.tables.native_written.insert(id);
-        Some(())
+        Some(f.name)
     }
 
     /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native

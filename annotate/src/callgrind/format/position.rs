@@ -324,6 +324,36 @@ pub(super) fn first_cost_checked(costs: &[u8]) -> Result<u64, LineError> {
     }
 }
 
+/// Every cost column of a line (trailing zeros may be left out, as
+/// callgrind leaves them out).
+pub fn all_costs(costs: &[u8]) -> Result<Vec<u64>, LineError> {
+    let mut values = Vec::new();
+    let mut at = 0;
+    loop {
+        let (start, end) = next_token(costs, at);
+        if start == end {
+            return Ok(values);
+        }
+        let token = &costs[start..end];
+        let value = parse_u64(token)
+            .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
+        values.push(value);
+        at = end;
+    }
+}
+
+/// Writes cost columns as callgrind does: blank-separated, trailing
+/// zeros left out (one column stays).
+pub fn push_costs(out: &mut Vec<u8>, costs: &[u64]) {
+    let used = costs.iter().rposition(|&c| c != 0).map_or(1, |i| i + 1);
+    for (i, &c) in costs.iter().take(used).enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        push_decimal(out, c);
+    }
+}
+
 /// The bounds of the first blank-separated token at or after `at` (empty
 /// at the end of `text`).
 fn next_token(text: &[u8], mut at: usize) -> (usize, usize) {

@@ -6,6 +6,7 @@
 use super::group::{Group, Named, Parsed};
 use super::ids::Sym;
 use super::names::{FnKind, FnRef, Space};
+use super::reentry::Who;
 use super::state::Block;
 use super::{jit, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
@@ -15,30 +16,31 @@ use crate::symbols::SymbolId;
 impl Rewriter<'_> {
     /// Native code, output state equal to the input's: the names are
     /// rewritten where the callee is JIT code, the rest is copied. True
-    /// where the call is folded (nothing written; see [`folds`]).
-    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<bool> {
+    /// The JIT function resumed where the call is folded (nothing written;
+    /// see [`folds`]).
+    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<Option<SymbolId>> {
         let parsed = self.parse_group(group)?;
         let line = parsed.count.ok_or("group without calls=/jump=")?;
         let callee = self.group_callee(&parsed)?;
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
-            return Ok(true);
+            return Ok(Some(resumed(callee)));
         }
         if parsed.is_call {
             let callee = callee.ok_or("calls= without cfn=")?;
             if let FnKind::Jit { .. } = callee.kind {
-                return self.write_jit_call(callee, line).map(|()| false);
+                return self.write_jit_call(callee, line).map(|()| None);
             }
             self.write_callee_names(&parsed, callee)?;
         } else {
             self.write_jump_names(&parsed, callee, None)?;
             if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
                 let target = self.jit_target(line.target, kind)?;
-                return self.write_count_line(line, target, false).map(|()| false);
+                return self.write_count_line(line, target, false).map(|()| None);
             }
         }
         self.out.verbatim(line.raw, true)?;
-        Ok(false)
+        Ok(None)
     }
 
     /// A call from native code into JIT code where the output's state
@@ -94,13 +96,18 @@ impl Rewriter<'_> {
         if parsed.is_call && folds(callee) {
             // The callee's lines are its self cost already.
             self.stats.folded_calls += 1;
-            if site.is_none() {
-                let (pos, costs) = self.decode(text)?;
-                first_cost(costs)?;
-                self.part.pos.set_input(pos);
-            }
+            let costs = match site {
+                Some((_, _, _, costs)) => costs,
+                None => {
+                    let (pos, costs) = self.decode(text)?;
+                    first_cost(costs)?;
+                    self.part.pos.set_input(pos);
+                    costs
+                }
+            };
             self.part.pos.synced = false;
-            return Ok(());
+            let caller = owner.map(Who::Jit).or(self.part.who);
+            return self.note_continuation(resumed(callee), caller, costs);
         }
         let site = match site {
             Some((owner, file, out, costs)) => {
@@ -124,9 +131,16 @@ impl Rewriter<'_> {
         let mapped = self.map_target(target, callee);
         let unchanged = mapped == target && self.part.pos.synced && site.is_none();
         self.write_count_line(line, mapped, unchanged)?;
-        match site {
-            Some((out, costs)) => self.write_position(out, costs),
-            None => self.copy_position(raw, text, terminated),
+        match (site, owner, callee.filter(|_| parsed.is_call)) {
+            (Some((out, costs)), Some(owner), Some(callee)) => {
+                let who = Who::of(callee, self.group_callee_object(&parsed));
+                match self.arc_costs(owner, who, costs)? {
+                    Some(less) => self.write_position(out, &less),
+                    None => self.write_position(out, costs),
+                }
+            }
+            (Some((out, costs)), _, _) => self.write_position(out, costs),
+            (None, _, _) => self.copy_position(raw, text, terminated),
         }
     }
 
@@ -234,4 +248,12 @@ fn folds(callee: Option<FnRef>) -> bool {
         callee.map(|f| f.kind),
         Some(FnKind::Jit { entry: false, .. })
     )
+}
+
+/// The JIT function a folded call resumes.
+pub(super) fn resumed(callee: Option<FnRef>) -> SymbolId {
+    match callee.map(|f| f.kind) {
+        Some(FnKind::Jit { symbol, .. }) => symbol,
+        _ => unreachable!("a folded call's callee is JIT code"),
+    }
 }

@@ -3,6 +3,7 @@
 //! output's current ones differ); leaving its block brings the file back.
 
 use super::names::{FnKind, Space};
+use super::reentry::Who;
 use super::state::Block;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::Key;
@@ -75,6 +76,7 @@ impl Rewriter<'_> {
         self.part.pos.absolute_next = !self.part.pos.synced;
         self.part.charged = None;
         self.part.block_fn = Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. }));
+        self.part.who = Some(Who::of(f, self.part.input.ob));
         self.part.block = match f.kind {
             FnKind::Jit { symbol, .. } => {
                 self.part.pos.absolute_next = true;

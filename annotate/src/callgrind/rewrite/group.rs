@@ -11,6 +11,7 @@ use super::names::{FnRef, Space};
 use super::state::Tracking;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, Key, NameRef};
+use crate::symbols::SymbolId;
 
 /// True for the keys that belong to a call or jump group.
 pub(super) fn is_group_key(key: Key) -> bool {
@@ -32,7 +33,8 @@ enum Await {
     Verbatim,
     /// The position line of a folded call (see `call::folds`), to write
     /// without its costs: the positions stay in step, the call is gone.
-    Fold,
+    /// Holds the JIT function the call resumes.
+    Fold(SymbolId),
 }
 
 /// The buffered lines of one group.
@@ -63,7 +65,7 @@ impl Group {
 
     /// The group was folded; its position line is written without costs.
     pub fn awaits_fold(&self) -> bool {
-        self.awaiting == Await::Fold
+        matches!(self.awaiting, Await::Fold(_))
     }
 
     /// Buffers line `raw` whose value (a suffix of it) is `value`.
@@ -128,7 +130,7 @@ impl Rewriter<'_> {
         self.group = group;
         self.group.clear();
         self.group.awaiting = match result {
-            Ok(true) => Await::Fold,
+            Ok(Some(resumed)) => Await::Fold(resumed),
             _ => Await::Verbatim,
         };
         result.map(drop)
@@ -140,7 +142,11 @@ impl Rewriter<'_> {
     pub(super) fn folded_group_position(&mut self, text: &[u8]) -> Res {
         self.cols.check(text)?;
         self.part.pos.forget_input();
+        let Await::Fold(resumed) = self.group.awaiting else {
+            unreachable!("a folded call's position line")
+        };
         self.group.clear();
+        self.note_continuation(resumed, self.part.who, self.cols.skip(text)?)?;
         let positions = self.cols.positions_only(text)?;
         Ok(self.out.verbatim(positions, true)?)
     }
@@ -167,14 +173,19 @@ impl Rewriter<'_> {
     }
 
     pub(super) fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
-        let object = match (&parsed.ob, parsed.is_call) {
-            (Some(n), true) => n.sym,
-            _ => self.part.input.ob,
-        };
+        let object = self.group_callee_object(parsed);
         parsed
             .func
             .map(|(_, value)| self.resolve_fn(value, object))
             .transpose()
+    }
+
+    /// The object of a group's callee: a call's `cob=`, else the input's.
+    pub(super) fn group_callee_object(&self, parsed: &Parsed) -> Sym {
+        match (&parsed.ob, parsed.is_call) {
+            (Some(n), true) => n.sym,
+            _ => self.part.input.ob,
+        }
     }
 
     pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {

@@ -36,6 +36,7 @@ pub(in crate::callgrind) mod ids;
 mod jit;
 pub(in crate::callgrind) mod names;
 mod owner;
+pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
 mod target;
 #[cfg(test)]
@@ -110,10 +111,17 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     totals: header::Totals,
     /// A line without its newline was read (the input's last).
     cut_line: bool,
+    /// Re-entry: noted in the first pass, taken out in the second.
+    reentry: reentry::State,
 }
 
 impl<'t> Rewriter<'t> {
-    pub(in crate::callgrind) fn new(table: &'t SymbolTable, out: Out, tracking: Tracking) -> Self {
+    pub(in crate::callgrind) fn new(
+        table: &'t SymbolTable,
+        out: Out,
+        tracking: Tracking,
+        reentry: reentry::State,
+    ) -> Self {
         let mut names = Interner::default();
         let none = names.intern(b"");
         let unknown = names.intern(b"???");
@@ -132,6 +140,7 @@ impl<'t> Rewriter<'t> {
             tracking,
             totals: header::Totals::default(),
             cut_line: false,
+            reentry,
         }
     }
 
@@ -186,8 +195,9 @@ impl<'t> Rewriter<'t> {
             && self.group.is_empty()
     }
 
-    /// Ends the rewrite: the counts.
-    pub(in crate::callgrind) fn finish(mut self) -> Res<Stats> {
+    /// Ends the rewrite: the counts, and the work of a second pass where
+    /// re-entries are to be taken out of arcs (see `reentry`).
+    pub(in crate::callgrind) fn finish(mut self) -> Res<(Stats, Option<reentry::Plan>)> {
         if !self.group.is_empty() {
             return Err("file ends inside a call or jump".into());
         }
@@ -202,7 +212,17 @@ impl<'t> Rewriter<'t> {
         self.stats.jit_cost = self.jit_costs.charged().collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
-        Ok(self.stats)
+        let plan = match &self.reentry.plan {
+            Some(taken) => {
+                self.stats.reentry.unplaced = taken.unplaced();
+                None
+            }
+            None => self.reentry.noted.plan(&self.names),
+        };
+        if let Some(plan) = &plan {
+            self.stats.reentry.unplaced = plan.unplaced();
+        }
+        Ok((self.stats, plan))
     }
 
     fn in_jit(&self) -> bool {

@@ -7,8 +7,12 @@
 //! readers add up the repeated blocks of one function, and the calls made
 //! from those lines move with them.
 //!
-//! Not done here: JIT code entered by a jump from native code stays under
-//! the native function (its lines are copied without being decoded).
+//! Native code needs none of this: callgrind takes a jump into another
+//! object (from a program or library into the JIT's anonymous memory) for
+//! a call, so JIT code entered from native code is its own function
+//! already (tests/c/native_tail.c). Code under an address-named function
+//! outside every JIT range (an unregistered stub) that jumps into JIT code
+//! stays under that function.
 
 use super::names::{FnKind, Space};
 use super::state::Block;

@@ -6,6 +6,7 @@
 
 use super::ids::{IdSet, NameSpace, Sym};
 use super::names::{FnEntry, FnRef};
+use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 
 use super::escape::Escapes;
@@ -140,6 +141,9 @@ pub(in crate::callgrind) struct Part {
     /// The JIT function the output's current `fn=` names where it is not
     /// the block's own (code the block jumped into; see `owner`).
     pub charged: Option<SymbolId>,
+    /// The current function outside JIT blocks, as calls name it (see
+    /// `reentry`).
+    pub who: Option<Who>,
 }
 
 impl Part {
@@ -152,6 +156,7 @@ impl Part {
             block: Block::Native,
             block_fn: None,
             charged: None,
+            who: None,
         }
     }
 

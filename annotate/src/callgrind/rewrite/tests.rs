@@ -16,14 +16,24 @@ fn table() -> SymbolTable {
 /// The body after [`HEAD`], rewritten by the lazy pass.
 fn rewrite(body: &str) -> String {
     let mut out = Vec::new();
-    passes::lazy(format!("{HEAD}{body}").as_bytes(), &mut out, &table()).unwrap();
+    passes::lazy(
+        std::io::Cursor::new(format!("{HEAD}{body}").as_bytes()),
+        &mut out,
+        &table(),
+    )
+    .unwrap();
     String::from(String::from_utf8(out).unwrap().strip_prefix(HEAD).unwrap())
 }
 
 /// The same by the exact pass.
 fn rewrite_exact(body: &str) -> String {
     let mut out = Vec::new();
-    passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table()).unwrap();
+    passes::exact(
+        std::io::Cursor::new(format!("{HEAD}{body}").as_bytes()),
+        &mut out,
+        &table(),
+    )
+    .unwrap();
     String::from(String::from_utf8(out).unwrap().strip_prefix(HEAD).unwrap())
 }
 
@@ -79,22 +89,33 @@ fn a_jit_name_that_reads_as_an_id_gets_an_id_of_its_own() {
                 cfn=0x0000000000001000\ncalls=1 0x1000 0\n0x400004 8 50\n\
                 ob=???\nfl=???\nfn=0x0000000000001000\n0x1000 0 5\n";
     let mut out = Vec::new();
-    passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table).unwrap();
+    passes::exact(
+        std::io::Cursor::new(format!("{HEAD}{body}").as_bytes()),
+        &mut out,
+        &table,
+    )
+    .unwrap();
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("cfn=(1) (7) looks_like_id\n"), "{out}");
     assert!(out.contains("\nfn=(1)\n"), "{out}");
     // Other ids defined afterwards are fine, above ours or not.
     let others = format!("{HEAD}{body}fn=(2) other\n0x400010 9 1\nfl=(5) b.c\n");
-    assert!(passes::exact(others.as_bytes(), Vec::new(), &table).is_ok());
+    assert!(passes::exact(std::io::Cursor::new(others.as_bytes()), Vec::new(), &table).is_ok());
     // The input defining that id afterwards would rename the function.
     let later = format!("{HEAD}{body}fn=(1) other\n0x400010 9 1\n");
-    let err = passes::exact(later.as_bytes(), Vec::new(), &table).unwrap_err();
+    let err =
+        passes::exact(std::io::Cursor::new(later.as_bytes()), Vec::new(), &table).unwrap_err();
     assert!(err.to_string().contains("id (1) is defined after"), "{err}");
 }
 
 /// The counts of the lazy pass on a whole profile (`HEAD` not added).
 fn stats_of(profile: &str) -> crate::callgrind::Stats {
-    passes::lazy(profile.as_bytes(), Vec::new(), &table()).unwrap()
+    passes::lazy(
+        std::io::Cursor::new(profile.as_bytes()),
+        Vec::new(),
+        &table(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -124,7 +145,7 @@ fn header_lines_give_the_parts_events_totals_and_ending() {
 fn unknown_keys_are_counted_and_kept() {
     let profile = "events: Ir\nfl=a.c\nfn=f\nbb=3\n3 5\nln=2\ntotals: 5\n";
     let mut out = Vec::new();
-    let stats = passes::lazy(profile.as_bytes(), &mut out, &table()).unwrap();
+    let stats = passes::lazy(std::io::Cursor::new(profile.as_bytes()), &mut out, &table()).unwrap();
     assert_eq!((stats.unknown_lines, out), (2, profile.as_bytes().to_vec()));
 }
 
@@ -136,7 +157,12 @@ fn an_undefined_id_is_named_by_its_space() {
         ("fn=(3)", "function"),
     ] {
         let profile = format!("{HEAD}{line}\n");
-        let err = passes::exact(profile.as_bytes(), Vec::new(), &table()).unwrap_err();
+        let err = passes::exact(
+            std::io::Cursor::new(profile.as_bytes()),
+            Vec::new(),
+            &table(),
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), format!("line 3: undefined {word} id (3)"));
     }
 }
@@ -152,7 +178,12 @@ fn code_a_jump_entered_is_written_under_its_own_function() {
     let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000002000'2\n0x2000 0 2\n\
                 0x1004 0 30\n+4 0 5\n0x2008 0 1\n";
     let mut out = Vec::new();
-    let stats = passes::exact(format!("{HEAD}{body}").as_bytes(), &mut out, &table).unwrap();
+    let stats = passes::exact(
+        std::io::Cursor::new(format!("{HEAD}{body}").as_bytes()),
+        &mut out,
+        &table,
+    )
+    .unwrap();
     let out = String::from_utf8(out).unwrap();
     let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=t.calc\nfn=(1) tramp'2\n0x2000 9 2\n\
                 fl=sum.calc\nfn=sum_to'2\n0x1004 3 30\n+4 * 5\n\

@@ -1,0 +1,53 @@
+/* Re-entry from a helper: the JIT function `f` calls a native helper
+ * with the address of its own continuation, and the helper calls into
+ * the middle of `f` (as V8's out-of-line prologue returns into the
+ * function, seen by callgrind as a call). The continuation is f's code:
+ * its cost is f's, once.
+ * Usage: reentry N   (f runs 3*N + 11 instructions, helper 5) */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "callgrind_jit.h"
+
+/* int helper(int (*k)(int), int n): returns k(n) + 1. */
+__asm__(".text\n"
+        ".globl helper\n"
+        ".type helper, @function\n"
+        "helper:\n"
+        "  mov %rdi, %rax\n"
+        "  mov %esi, %edi\n"
+        "  call *%rax\n"
+        "  add $1, %eax\n"
+        "  ret\n"
+        ".size helper, .-helper\n");
+int helper(int (*k)(int), int n);
+
+/* f: push rbx; mov esi,edi; lea rdi,[rip+cont]; movabs rax,helper;
+ *    call rax; pop rbx; ret
+ * cont (f+24): xor eax,eax; test edi,edi; jle end; loop: add eax,edi;
+ *    dec edi; jnz loop; end: ret */
+static const uint8_t cont_code[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: reentry N\n"); return 2; }
+    int n = atoi(argv[1]);
+    uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); return 1; }
+    uint64_t target = (uint64_t)(uintptr_t)helper;
+    int32_t to_cont = 24 - 10;
+    p[0] = 0x53;
+    p[1] = 0x89; p[2] = 0xfe;
+    p[3] = 0x48; p[4] = 0x8d; p[5] = 0x3d; memcpy(p + 6, &to_cont, 4);
+    p[10] = 0x48; p[11] = 0xb8; memcpy(p + 12, &target, 8);
+    p[20] = 0xff; p[21] = 0xd0;
+    p[22] = 0x5b; p[23] = 0xc3;
+    memcpy(p + 24, cont_code, sizeof cont_code);
+    if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); return 1; }
+    cgjit_line lines[] = {{0, 30, 1, "reentry.calc"}, {24, 31, 1, NULL}, {30, 32, 1, NULL}};
+    cgjit_code_loaded(p, 24 + sizeof cont_code, "f", lines, 3);
+    printf("%d\n", ((int (*)(int))p)(n));
+    cgjit_close();
+    return 0;
+}
