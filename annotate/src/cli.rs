@@ -153,6 +153,14 @@ pub struct AnnotateArgs {
     #[arg(long)]
     pub no_code: bool,
 
+    /// Also join each process's annotated parts (one per dump: callgrind
+    /// writes one when jit-client sees code loaded over code) into one
+    /// profile, callgrind.jit.merged.PID (or -o FILE), for
+    /// callgrind_annotate, which reads one part of one file. KCachegrind
+    /// loads the parts themselves together.
+    #[arg(long)]
+    pub merge: bool,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -168,6 +176,7 @@ impl AnnotateArgs {
             allow_truncated: self.allow_truncated,
             any_pid: self.any_pid,
             no_code: self.no_code,
+            merge: self.merge,
             started: None,
         }
     }

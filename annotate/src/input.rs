@@ -202,3 +202,27 @@ pub fn profile_pid(file: &File) -> Option<u32> {
             .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
     })
 }
+
+/// Where the epoch a profile covers ends in each symbol file: the places
+/// jit-client put in the description of the dump that wrote it
+/// (`desc: Trigger: Client Request: callgrind-jit epoch ends at
+/// jit-PID.dump@BYTES perf-PID.map@BYTES`), if its header has one in its
+/// first 64 lines. Malformed places are left out.
+pub fn epoch_end(file: &File) -> Option<Vec<(String, u64)>> {
+    let mut head = vec![0; 16 * 1024];
+    let n = read_at_most(file, &mut head, 0).ok()?;
+    let marker = format!(
+        "desc: Trigger: Client Request: {}",
+        jit_client::epochs::DESC_PREFIX
+    );
+    let line = head[..n]
+        .split(|&b| b == b'\n')
+        .take(64)
+        .find_map(|line| line.strip_prefix(marker.as_bytes()))?;
+    let places = std::str::from_utf8(line).ok()?.split_whitespace();
+    let parsed = places.filter_map(|place| {
+        let (file, at) = place.rsplit_once('@')?;
+        Some((file.to_string(), at.parse().ok()?))
+    });
+    Some(parsed.collect())
+}

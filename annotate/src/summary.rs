@@ -44,6 +44,14 @@ pub fn render(report: &Report) -> String {
         }
         all.merge(stats);
     }
+    if let Some(merged) = &report.merged {
+        let _ = writeln!(
+            s,
+            "wrote '{}' ({} profiles joined into one part, for callgrind_annotate)",
+            merged.display(),
+            report.profiles.len()
+        );
+    }
     costs(&mut s, table, &all);
     problems(&mut s, table, &all);
     s
@@ -137,17 +145,41 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
 
 fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     if !all.ambiguous.is_empty() {
-        let names: Vec<_> = all
-            .ambiguous
-            .iter()
-            .take(TOP)
-            .map(|&i| table.symbol(i).name.as_str())
-            .collect();
         let _ = writeln!(
             s,
-            "ambiguous (address reused by other code; latest load named): {} functions: {}",
+            "warning: address reuse without epochs (the runtime loaded code over code and no dump split the profile): {} functions charged with the cost of every function that lay at their addresses:",
             all.ambiguous.len(),
-            names.join(", ")
+        );
+        for &id in all.ambiguous.iter().take(TOP) {
+            let others: Vec<String> = table
+                .sharing_addresses(id)
+                .iter()
+                .take(TOP)
+                .map(|&o| format!("'{}'", table.symbol(o).name))
+                .collect();
+            let cost = all.jit_cost.get(&id).copied().unwrap_or(0);
+            let _ = writeln!(
+                s,
+                "  '{}' (loaded last) is charged for {} too: {} of {} at stake",
+                table.symbol(id).name,
+                others.join(", "),
+                group(cost),
+                all.events.first().map_or("cost", String::as_str),
+            );
+        }
+    }
+    if all.combined_epochs > 0 {
+        let _ = writeln!(
+            s,
+            "warning: {} profiles hold several epochs in one file (--combine-dumps=yes): named as if no epoch had ended; record without --combine-dumps to name each epoch with its own code",
+            all.combined_epochs
+        );
+    }
+    if all.epoch_parts > 0 {
+        let _ = writeln!(
+            s,
+            "address reuse: {} profile parts named each with the code live in its epoch (jit-client had callgrind dump before loading code over code)",
+            all.epoch_parts
         );
     }
     if all.moved_cost > 0 {

@@ -28,6 +28,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod epochs;
 mod error;
 pub mod ffi;
 pub mod file_window;

@@ -5,9 +5,10 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use crate::epochs::{self, Epochs};
 use crate::jitdump::{format, write, CodeLoad, DebugEntry};
 use crate::options::Options;
-use crate::sys;
+use crate::{sys, valgrind};
 
 /// One line of source for a range of code, by offset from the code's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +63,10 @@ pub struct Writer {
     perf_map: Option<File>,
     next_index: u64,
     buf: Vec<u8>,
+    /// Bytes written to each file (where the next record goes).
+    jitdump_len: u64,
+    perf_map_len: u64,
+    epochs: Epochs,
 }
 
 impl Writer {
@@ -109,6 +114,9 @@ impl Writer {
             perf_map,
             next_index: 0,
             buf: Vec::with_capacity(4096),
+            jitdump_len: format::HEADER_SIZE as u64,
+            perf_map_len: 0,
+            epochs: Epochs::default(),
         };
         (writer, errors)
     }
@@ -126,6 +134,9 @@ impl Writer {
         lines: &[LineEntry],
     ) -> Result<(), Failure> {
         let addr = code.as_ptr() as u64;
+        if self.epochs.load(addr, addr + code.len() as u64) {
+            valgrind::dump_stats(&self.epoch_end());
+        }
         let name = function_name(name, addr);
         let result = self
             .write_jitdump(code, &name, lines)
@@ -163,8 +174,27 @@ impl Writer {
         // One write: cheaper than writev here, and a record is never split.
         self.buf.extend_from_slice(code);
         (&jitdump.file).write_all(&self.buf)?;
+        self.jitdump_len += self.buf.len() as u64;
         self.next_index += 1;
         Ok(())
+    }
+
+    /// The description of a dump ending an epoch: the files written, and
+    /// their lengths now (see `epochs`).
+    fn epoch_end(&self) -> String {
+        let name = |p: &PathBuf| {
+            p.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        };
+        let (dump, map) = (name(&self.jitdump_path), name(&self.perf_map_path));
+        let mut files = Vec::new();
+        if self.jitdump.is_some() {
+            files.push((dump.as_str(), self.jitdump_len));
+        }
+        if self.perf_map.is_some() {
+            files.push((map.as_str(), self.perf_map_len));
+        }
+        epochs::description(&files)
     }
 
     fn write_perf_map(&mut self, addr: u64, size: u64, name: &[u8]) -> io::Result<()> {
@@ -173,7 +203,9 @@ impl Writer {
         };
         self.buf.clear();
         crate::perfmap::line(&mut self.buf, addr, size, name);
-        file.write_all(&self.buf)
+        file.write_all(&self.buf)?;
+        self.perf_map_len += self.buf.len() as u64;
+        Ok(())
     }
 
     /// Writes CODE_CLOSE and closes both files.

@@ -39,6 +39,13 @@ pub struct Stats {
     /// Continuations' cost taken out of their callers' arcs (see
     /// re-entry in docs/callgrind-format.md).
     pub reentry: Reentry,
+    /// Profiles named with the symbols of their epoch (address reuse).
+    pub epoch_parts: u64,
+    /// Parts whose header says jit-client ended an epoch there.
+    pub epoch_parts_seen: u64,
+    /// Profiles holding several epochs in one file (`--combine-dumps`),
+    /// named as if no epoch had ended.
+    pub combined_epochs: u64,
     /// Whether the profile has an instruction column.
     pub has_instr: bool,
     /// Whether the profile has a line column.
@@ -62,6 +69,22 @@ impl Stats {
         self.unnamed_cost.values().sum()
     }
 
+    /// The same counts with each symbol given its id in another table
+    /// (`ids`; symbols it lacks are left out).
+    pub fn with_ids(mut self, ids: &HashMap<SymbolId, SymbolId>) -> Stats {
+        self.jit_cost = self
+            .jit_cost
+            .iter()
+            .filter_map(|(id, &cost)| Some((*ids.get(id)?, cost)))
+            .collect();
+        self.ambiguous = self
+            .ambiguous
+            .iter()
+            .filter_map(|id| ids.get(id).copied())
+            .collect();
+        self
+    }
+
     /// Adds another profile's counts (parts and thread files of one run).
     pub fn merge(&mut self, other: &Stats) {
         if self.events.is_empty() {
@@ -78,6 +101,9 @@ impl Stats {
         self.folded_calls += other.folded_calls;
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;
+        self.epoch_parts += other.epoch_parts;
+        self.epoch_parts_seen += other.epoch_parts_seen;
+        self.combined_epochs += other.combined_epochs;
         self.reentry.unplaced += other.reentry.unplaced;
         self.has_instr |= other.has_instr;
         self.has_line |= other.has_line;

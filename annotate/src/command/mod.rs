@@ -38,6 +38,9 @@ pub struct Request {
     pub any_pid: bool,
     /// Write no code image beside the outputs (`--no-code`).
     pub no_code: bool,
+    /// Also write each process's annotated parts joined into one profile
+    /// (`--merge`; `output` then names that file).
+    pub merge: bool,
     /// When the run started, if known (`record`): a symbol file last
     /// written before cannot be the run's.
     pub started: Option<SystemTime>,
@@ -68,6 +71,8 @@ pub struct Report {
     pub empty: Vec<PathBuf>,
     /// The symbol table built from the process's own symbol files.
     pub symbols: SymbolTable,
+    /// Where its parts were written joined (`--merge`).
+    pub merged: Option<PathBuf>,
     /// Each symbol file considered, and why it was used or set aside.
     pub provenance: Vec<(PathBuf, String)>,
 }
@@ -92,7 +97,7 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             None => bail!("no callgrind profile among the inputs"),
         }
     }
-    if request.output.is_some() && profiles.len() > 1 {
+    if request.output.is_some() && profiles.len() > 1 && !request.merge {
         bail!(
             "-o names one output, but {} profiles were given",
             profiles.len()
@@ -125,16 +130,50 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
     let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
     let mut reports = Vec::new();
     for ((pid, profiles), provenance) in groups.into_iter().zip(provenances) {
-        let symbols = load_symbols(&provenance.used, request.bias)?;
+        let symbols = load_symbols(&provenance.used, request.bias, Vec::new())?;
         let mut report = Report {
             pid,
             symbols,
             provenance: provenance.notes,
             ..Report::default()
         };
-        for profile in &profiles {
-            let rewritten = rewrite_one(request, profile, &mut report.symbols, &protected)?;
+        let ends: Vec<Option<Vec<(String, u64)>>> =
+            profiles.iter().map(|p| input::epoch_end(&p.file)).collect();
+        let last_epoch: Vec<(String, u64)> = ends
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|(file, _)| (file.clone(), u64::MAX))
+            .collect();
+        for (profile, end) in profiles.iter().zip(ends) {
+            let end = end.or_else(|| (!last_epoch.is_empty()).then(|| last_epoch.clone()));
+            let rewritten = match end {
+                Some(end) => {
+                    let mut epoch = load_symbols(&provenance.used, request.bias, end)?;
+                    let rewritten = rewrite_one(request, profile, &mut epoch, &protected)?;
+                    if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
+                        // Several epochs in one file: one table cannot name
+                        // them all; named as without epochs (and warned of).
+                        let mut whole =
+                            rewrite_one(request, profile, &mut report.symbols, &protected)?;
+                        whole.stats.combined_epochs = 1;
+                        whole
+                    } else {
+                        let ids = report
+                            .symbols
+                            .ids_of(&epoch, rewritten.stats.jit_cost.keys().copied());
+                        let mut rewritten = rewritten;
+                        rewritten.stats = rewritten.stats.with_ids(&ids);
+                        rewritten.stats.epoch_parts = 1;
+                        rewritten
+                    }
+                }
+                None => rewrite_one(request, profile, &mut report.symbols, &protected)?,
+            };
             report.profiles.push(rewritten);
+        }
+        if request.merge {
+            report.merged = Some(merge_parts(request, &report, &protected)?);
         }
         reports.push(report);
     }
@@ -185,7 +224,8 @@ fn rewrite_one(
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let allow = request.allow_truncated;
-    let target = target_for(request.output.as_deref(), profile);
+    let own_output = request.output.as_deref().filter(|_| !request.merge);
+    let target = target_for(own_output, profile);
     let image = match &target {
         Target::File(out) if !request.no_code && code_image::wanted(symbols) => {
             Some(code_image::path_for(out))
@@ -225,6 +265,29 @@ fn rewrite_one(
         stats,
         code_image,
     })
+}
+
+/// `--merge`: the process's outputs joined into one file: `-o`, else
+/// `callgrind.jit.merged.PID` beside the first output (a name KCachegrind
+/// does not load as one more part of the run).
+fn merge_parts(request: &Request, report: &Report, protected: &[&Path]) -> Result<PathBuf> {
+    let parts: Vec<&Path> = report.profiles.iter().map(|p| p.output.as_path()).collect();
+    if parts.iter().any(|p| *p == Path::new("-")) {
+        bail!("--merge joins files: it cannot take a profile written to standard output");
+    }
+    let target = match &request.output {
+        Some(out) => out.clone(),
+        None => {
+            let pid = report
+                .pid
+                .map_or_else(|| "nopid".to_string(), |p| p.to_string());
+            let dir = parts[0].parent().unwrap_or(Path::new(""));
+            dir.join(format!("callgrind.jit.merged.{pid}"))
+        }
+    };
+    output::check_target(&target, protected)?;
+    output::write_atomically(&target, 0o644, |file| crate::merge::write(&parts, file))?;
+    Ok(target)
 }
 
 /// `-o` if given; stdin's profile goes to stdout; else the default name.
@@ -290,8 +353,14 @@ fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
 
 /// Indexes every symbol file (each read once, whatever its size; a
 /// range's names are read again only if a profile touches it).
-fn load_symbols(sources: &[Input], bias: BiasMode) -> Result<SymbolTable> {
-    let mut table = SymbolTable::builder();
+/// With `epoch_end` (see [`input::epoch_end`]), only the code loaded
+/// before those places.
+fn load_symbols(
+    sources: &[Input],
+    bias: BiasMode,
+    epoch_end: Vec<(String, u64)>,
+) -> Result<SymbolTable> {
+    let mut table = SymbolTable::builder().epoch_ending_at(epoch_end);
     for source in sources {
         let path = &source.path;
         let file = source

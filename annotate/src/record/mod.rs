@@ -89,10 +89,16 @@ fn annotate_process(
     files: Vec<PathBuf>,
     started: SystemTime,
 ) -> Result<()> {
+    // Parts ended by jit-client's epochs are also joined, for
+    // callgrind_annotate.
+    let epochs = files
+        .iter()
+        .any(|f| std::fs::File::open(f).is_ok_and(|file| crate::input::epoch_end(&file).is_some()));
     let request = Request {
         inputs: files,
         allow_truncated: recording.stopped_by.is_some(),
         started: Some(started),
+        merge: epochs,
         ..Request::default()
     };
     match annotate(&request) {

@@ -222,12 +222,70 @@ pub struct SymbolTable {
 #[derive(Debug, Default)]
 pub struct SymbolTableBuilder {
     table: SymbolTable,
+    /// Where the epoch a profile part covers ends in each symbol file,
+    /// by file name (see [`epoch_ending_at`](Self::epoch_ending_at)).
+    epoch_end: Vec<(String, u64)>,
 }
 
 /// A symbol file that could not be read.
 pub type ReadError = crate::jitdump::scan::ScanError;
 
 impl SymbolTableBuilder {
+    /// Keeps only the code live in one epoch: per symbol file name, the
+    /// byte offset where the epoch ended (jit-client asked callgrind for a
+    /// dump there, before loading code over code; see
+    /// `jit_client::epochs`), `u64::MAX` for the last epoch. In a file
+    /// named, code loaded after the end is left out, and code that later
+    /// code replaced is gone (the replacing load began a later epoch than
+    /// the code it replaced ran in). Files not named keep everything.
+    pub fn epoch_ending_at(mut self, places: Vec<(String, u64)>) -> Self {
+        self.epoch_end = places;
+        self
+    }
+
+    /// [`epoch_ending_at`](Self::epoch_ending_at) for the ranges of
+    /// `source` indexed from `first` on.
+    fn end_epoch(&mut self, source: usize, first: usize) {
+        let name = self.table.sources[source].path.file_name();
+        let Some(&(_, end)) = self
+            .epoch_end
+            .iter()
+            .find(|(file, _)| name.is_some_and(|n| n.to_str() == Some(file)))
+        else {
+            return;
+        };
+        let entries = &mut self.table.entries;
+        let mut live: Vec<usize> = (first..entries.len())
+            .filter(|&i| entries[i].record < end)
+            .collect();
+        live.sort_by_key(|&i| (entries[i].start, entries[i].record));
+        let mut replaced = std::collections::HashSet::new();
+        let mut current: Option<usize> = None;
+        for &i in &live {
+            let e = &entries[i];
+            match current {
+                Some(c) if e.start < entries[c].start.saturating_add(entries[c].size) => {
+                    let (loser, winner) = if e.record > entries[c].record {
+                        (c, i)
+                    } else {
+                        (i, c)
+                    };
+                    replaced.insert(loser);
+                    current = Some(winner);
+                }
+                _ => current = Some(i),
+            }
+        }
+        let mut at = first;
+        for i in first..entries.len() {
+            if entries[i].record < end && !replaced.contains(&i) {
+                entries.swap(at, i);
+                at += 1;
+            }
+        }
+        entries.truncate(at);
+    }
+
     /// Indexes an open jitdump.
     pub fn add_jitdump_file(
         &mut self,
@@ -238,6 +296,7 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::Jitdump, file);
         let first = self.table.entries.len();
         index_jitdump::add(&mut self.table, source, bias)?;
+        self.end_epoch(source, first);
         self.table.decoded.grow(self.table.entries.len());
         let end = self.table.entries.len();
         modules::separate(&mut self.table, first..end);
@@ -249,6 +308,7 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::PerfMap, file);
         let first = self.table.entries.len();
         index_perfmap::add(&mut self.table, source)?;
+        self.end_epoch(source, first);
         self.table.decoded.grow(self.table.entries.len());
         let end = self.table.entries.len();
         modules::separate(&mut self.table, first..end);
@@ -370,6 +430,29 @@ impl SymbolTable {
         self.decoded.get_or_init(id, || decode::symbol(self, id))
     }
 
+    /// The ids this table gives the ranges `other` (a table of the same
+    /// files, built for one epoch) holds as `ids`: the same record of the
+    /// same file.
+    pub fn ids_of(
+        &self,
+        other: &SymbolTable,
+        ids: impl Iterator<Item = SymbolId>,
+    ) -> std::collections::HashMap<SymbolId, SymbolId> {
+        let place = |t: &SymbolTable, id: SymbolId| {
+            let e = &t.entries[id.index()];
+            (e.source, e.record)
+        };
+        let wanted: std::collections::HashMap<(u32, u64), SymbolId> =
+            ids.map(|id| (place(other, id), id)).collect();
+        let mut found = std::collections::HashMap::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(&theirs) = wanted.get(&(e.source, e.record)) {
+                found.insert(theirs, SymbolId(i as u32));
+            }
+        }
+        found
+    }
+
     /// The code bytes of symbol `id`, read again from its jitdump (`None`
     /// for a perf map's, or a load written without them).
     pub fn code(&self, id: SymbolId) -> std::io::Result<Option<Vec<u8>>> {
@@ -397,6 +480,24 @@ impl SymbolTable {
     /// Every symbol's number, in load order.
     pub fn ids(&self) -> impl Iterator<Item = SymbolId> {
         (0..self.entries.len() as u32).map(SymbolId)
+    }
+
+    /// The functions of other names whose code lay where `id`'s lies
+    /// (loaded earlier or later at the same addresses).
+    pub fn sharing_addresses(&self, id: SymbolId) -> Vec<SymbolId> {
+        let own = &self.entries[id.index()];
+        let end = own.start.saturating_add(own.size);
+        let name = &self.symbol(id).name;
+        let mut others: Vec<SymbolId> = self
+            .ids()
+            .filter(|&o| {
+                let e = &self.entries[o.index()];
+                o != id && e.start < end && own.start < e.start.saturating_add(e.size)
+            })
+            .filter(|&o| self.symbol(o).name != *name)
+            .collect();
+        others.dedup_by_key(|&mut o| self.symbol(o).name.clone());
+        others
     }
 
     /// How many code ranges the table holds.

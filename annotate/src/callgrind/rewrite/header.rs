@@ -7,6 +7,9 @@ use super::{Res, Rewriter};
 use crate::callgrind::format::line::parse_u64;
 use crate::callgrind::format::position::Columns;
 
+/// A part dumped at jit-client's request where an epoch ended.
+const EPOCH_DESC: &str = "Trigger: Client Request: callgrind-jit epoch ends at";
+
 /// What the header lines said so far.
 #[derive(Debug, Default)]
 pub(super) struct Totals {
@@ -53,6 +56,7 @@ impl Rewriter<'_> {
                     .map(|w| String::from_utf8_lossy(w).into_owned())
                     .collect();
             }
+            b"desc" if value.starts_with(EPOCH_DESC.as_bytes()) => self.stats.epoch_parts_seen += 1,
             b"totals" | b"summary" => {
                 self.end_block()?;
                 let first = value
