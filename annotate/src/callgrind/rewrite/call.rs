@@ -134,10 +134,12 @@ impl Rewriter<'_> {
         match (site, owner, callee.filter(|_| parsed.is_call)) {
             (Some((out, costs)), Some(owner), Some(callee)) => {
                 let who = Who::of(callee, self.group_callee_object(&parsed));
-                match self.arc_costs(owner, who, costs)? {
-                    Some(less) => self.write_position(out, &less),
-                    None => self.write_position(out, costs),
+                let less = self.arc_costs(owner, who, costs)?;
+                let costs = less.as_deref().unwrap_or(costs);
+                if self.part.stretch.is_some() {
+                    self.add_to_stretch(out, costs, false)?;
                 }
+                self.write_position(out, costs)
             }
             (Some((out, costs)), _, _) => self.write_position(out, costs),
             (None, _, _) => self.copy_position(raw, text, terminated),

@@ -100,6 +100,10 @@ impl Rewriter<'_> {
                 if let Some(file) = file {
                     self.switch_file(file)?;
                 }
+                match self.part.stretch {
+                    Some(_) => self.add_to_stretch(out, costs, true)?,
+                    None => self.part.last_own = Some(out),
+                }
                 self.write_position(out, costs)
             }
             Block::Unnamed(addr) => {

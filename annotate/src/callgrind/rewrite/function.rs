@@ -77,6 +77,7 @@ impl Rewriter<'_> {
         self.part.charged = None;
         self.part.block_fn = Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. }));
         self.part.who = Some(Who::of(f, self.part.input.ob));
+        self.part.last_own = None;
         self.part.block = match f.kind {
             FnKind::Jit { symbol, .. } => {
                 self.part.pos.absolute_next = true;
@@ -88,8 +89,19 @@ impl Rewriter<'_> {
         Ok(())
     }
 
-    /// Leaves a JIT block with the output's file back at the function's.
+    /// Leaves a JIT block (or code it jumped into; see `owner`) with the
+    /// output's file back at the function's.
     pub(super) fn end_block(&mut self) -> Res {
+        self.file_back()?;
+        if self.part.stretch.is_some() {
+            self.close_stretch()?;
+            self.file_back()?;
+        }
+        Ok(())
+    }
+
+    /// In a JIT block, the output's file back at the function's.
+    fn file_back(&mut self) -> Res {
         if matches!(self.part.block, Block::Jit(_)) && self.part.output.file != self.part.output.fl
         {
             self.emit_sym("fe", Space::Files, self.part.output.fl)?;

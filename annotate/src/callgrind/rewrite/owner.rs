@@ -5,7 +5,11 @@
 //! JIT function is written under that function: its `fn=` before the
 //! line, the block's own `fn=` again where the block's code resumes. Both
 //! readers add up the repeated blocks of one function, and the calls made
-//! from those lines move with them.
+//! from those lines move with them. The jumper then calls the function it
+//! jumped into ([`Stretch`]): the cost moved is still inside the jumper's
+//! inclusive cost, and the function jumped into has a caller (without
+//! one, KCachegrind and callgrind_annotate take its self cost plus its
+//! calls for its inclusive cost, which recursion inflates).
 //!
 //! Native code needs none of this: callgrind takes a jump into another
 //! object (from a program or library into the JIT's anonymous memory) for
@@ -17,7 +21,26 @@
 use super::names::{FnKind, Space};
 use super::state::Block;
 use super::{Res, Rewriter};
+use crate::callgrind::format::pos::Pos;
+use crate::callgrind::format::position::{all_costs, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
+
+/// Code of another JIT function the current block jumped into: written
+/// under that function, and as a call to it from the block's function
+/// (callgrind itself takes a jump into another object's code for a call),
+/// so that the function jumped into has a caller and its cost is inside
+/// the jumper's, as it ran.
+#[derive(Debug)]
+pub(in crate::callgrind) struct Stretch {
+    owner: SymbolId,
+    /// The block's last position before the jump (the call's site).
+    site: Pos,
+    /// The first position written under `owner` (the call's target), and
+    /// its first cost (how often it ran: the call's count).
+    entry: Option<(Pos, u64)>,
+    /// Cost lines and calls written under `owner`, per event.
+    costs: Vec<u64>,
+}
 
 impl Rewriter<'_> {
     /// Makes `owner`'s function the output's current one (see the module
@@ -34,8 +57,96 @@ impl Rewriter<'_> {
         if owner == current {
             return Ok(());
         }
+        // Back in the block's own function, the call to the code it
+        // jumped into written.
         self.end_block()?;
-        let ident = self.jit_ident(owner);
+        if owner == block {
+            return Ok(());
+        }
+        let site = self.part.last_own.unwrap_or_else(|| self.entry_of(block));
+        let name = self.owner_name(owner);
+        self.switch_function(owner, name)?;
+        self.part.charged = Some(owner);
+        self.part.stretch = Some(Stretch {
+            owner,
+            site,
+            entry: None,
+            costs: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
+    /// `costs`; `line` for a cost line (its first cost counts the entry).
+    pub(super) fn add_to_stretch(&mut self, pos: Pos, costs: &[u8], line: bool) -> Res {
+        let costs = all_costs(costs)?;
+        let Some(stretch) = self.part.stretch.as_mut() else {
+            return Ok(());
+        };
+        if line && stretch.entry.is_none() {
+            stretch.entry = Some((pos, costs.first().copied().unwrap_or(0)));
+        }
+        if stretch.costs.len() < costs.len() {
+            stretch.costs.resize(costs.len(), 0);
+        }
+        for (sum, c) in stretch.costs.iter_mut().zip(costs) {
+            *sum = sum.saturating_add(c);
+        }
+        Ok(())
+    }
+
+    /// Ends a stretch: the block's own function again, and its call to
+    /// the function it jumped into.
+    pub(super) fn close_stretch(&mut self) -> Res {
+        let Some(stretch) = self.part.stretch.take() else {
+            return Ok(());
+        };
+        self.part.charged = None;
+        let (Block::Jit(block), Some(own)) = (self.part.block, self.part.block_fn) else {
+            return Ok(());
+        };
+        self.switch_to(block, |rw| rw.emit_jit_fn("fn", own))?;
+        let Some((target, count)) = stretch.entry else {
+            return Ok(()); // only calls were moved: nothing ran of its own
+        };
+        let ident = self.jit_ident(stretch.owner);
+        self.name_if_changed("cob", Space::Objects, ident.object, self.part.output.ob)?;
+        self.name_if_changed("cfi", Space::Files, ident.file, self.part.output.file)?;
+        let name = self.owner_name(stretch.owner);
+        self.emit_named_fn("cfn", name)?;
+        let cols = &self.cols;
+        self.out.composed(|buf| {
+            buf.extend_from_slice(b"calls=");
+            push_decimal(buf, count.max(1));
+            buf.push(b' ');
+            cols.encode(buf, &target, &Pos::default(), true);
+        })?;
+        let mut costs = Vec::new();
+        push_costs(&mut costs, &stretch.costs);
+        self.write_position(stretch.site, &costs)
+    }
+
+    /// The position of `symbol`'s first instruction, at its declared line.
+    fn entry_of(&self, symbol: SymbolId) -> Pos {
+        let mut pos = Pos::default();
+        if let Some(i) = self.cols.index(Column::Instr) {
+            pos[i] = self.table.symbol(symbol).start;
+        }
+        if let Some(i) = self.cols.index(Column::Line) {
+            pos[i] = u64::from(self.table.symbol(symbol).line);
+        }
+        pos
+    }
+
+    /// Writes `owner`'s object, file and `fn=` (its `name`).
+    fn switch_function(&mut self, owner: SymbolId, name: super::ids::Sym) -> Res {
+        self.switch_to(owner, |rw| rw.emit_named_fn("fn", name))
+    }
+
+    /// `ob=`/`fl=` of `symbol` where they change, then `fn` (written by
+    /// `write_fn`); the next position absolute.
+    fn switch_to(&mut self, symbol: SymbolId, write_fn: impl FnOnce(&mut Self) -> Res) -> Res {
+        let ident = self.jit_ident(symbol);
         if self.part.output.ob != ident.object {
             self.emit_sym("ob", Space::Objects, ident.object)?;
             self.part.output.ob = ident.object;
@@ -44,14 +155,7 @@ impl Rewriter<'_> {
             self.emit_sym("fl", Space::Files, ident.file)?;
             (self.part.output.fl, self.part.output.file) = (ident.file, ident.file);
         }
-        match self.part.block_fn.filter(|_| owner == block) {
-            Some(own) => self.emit_jit_fn("fn", own)?,
-            None => {
-                let name = self.owner_name(owner);
-                self.emit_named_fn("fn", name)?;
-            }
-        }
-        self.part.charged = (owner != block).then_some(owner);
+        write_fn(self)?;
         self.part.pos.absolute_next = true;
         Ok(())
     }

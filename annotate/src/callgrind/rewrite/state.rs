@@ -144,6 +144,12 @@ pub(in crate::callgrind) struct Part {
     /// The current function outside JIT blocks, as calls name it (see
     /// `reentry`).
     pub who: Option<Who>,
+    /// The code of another JIT function the block jumped into, while
+    /// `charged` (see `owner`).
+    pub stretch: Option<super::owner::Stretch>,
+    /// The last position written for the JIT block's own code (a call
+    /// site for code it jumps into; see `owner`).
+    pub last_own: Option<Pos>,
 }
 
 impl Part {
@@ -157,6 +163,8 @@ impl Part {
             block_fn: None,
             charged: None,
             who: None,
+            stretch: None,
+            last_own: None,
         }
     }
 

@@ -185,9 +185,12 @@ fn code_a_jump_entered_is_written_under_its_own_function() {
     )
     .unwrap();
     let out = String::from_utf8(out).unwrap();
+    // tramp then calls what it jumped into: as often as its first line
+    // ran, from its last line before the jump, with all of its cost.
     let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=t.calc\nfn=(1) tramp'2\n0x2000 9 2\n\
                 fl=sum.calc\nfn=sum_to'2\n0x1004 3 30\n+4 * 5\n\
-                fl=t.calc\nfn=(1)\n0x2008 9 1\n";
+                fl=t.calc\nfn=(1)\ncfi=sum.calc\ncfn=sum_to'2\ncalls=30 0x1004 3\n0x2000 9 35\n\
+                +8 * 1\n";
     assert_eq!(out.strip_prefix(HEAD).unwrap(), want);
     assert_eq!(stats.moved_cost, 35);
     assert_eq!(stats.jit_cost.values().sum::<u64>(), 38);
