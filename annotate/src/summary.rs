@@ -210,7 +210,7 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     if all.reentry.unplaced > 0 {
         let _ = writeln!(
             s,
-            "warning: re-entry: {} of {} of continuations resumed through a chain of calls (f -> ... -> x -> middle of f) still counts in the arcs of that chain: their inclusive costs are too high by up to that much",
+            "note: re-entry: continuations resumed through a chain of calls (f -> ... -> x -> middle of f) stay in the arcs of that chain ({} of {}, summed over nested calls): the functions between f and x show them in their inclusive cost",
             group(all.reentry.unplaced),
             all.events.first().map_or("cost", String::as_str),
         );

@@ -53,7 +53,11 @@ int cgjit_is_enabled(void);
 
 /* Registers `size` (> 0) bytes of committed code at `addr`. `name` may be
  * NULL; `lines` may be NULL when `nlines` is 0. The code bytes are copied
- * into the jitdump; Valgrind drops its translations of the range.
+ * into the jitdump; Valgrind drops its translations of the range. Where the
+ * range overlaps code registered before (unloaded or not), callgrind is
+ * first asked to dump the profile so far: one part per epoch, so that each
+ * address holds one function in each part (callgrind-jit annotate names
+ * each part with its own code).
  * Returns CGJIT_OK, CGJIT_EINVAL, CGJIT_EIO or CGJIT_ECLOSED. */
 int cgjit_code_loaded(const void *addr, size_t size, const char *name,
                       const cgjit_line *lines, size_t nlines);

@@ -79,7 +79,9 @@ impl Session {
     /// source position of each instruction range, by offset.
     ///
     /// On return the records are in the files (one `write`), and Valgrind
-    /// has dropped any stale translation of the range.
+    /// has dropped any stale translation of the range. Code loaded over code
+    /// registered before first ends an epoch: callgrind dumps the profile
+    /// so far (see [`crate::epochs`]).
     ///
     /// Errors: [`ErrorKind::InvalidArgument`] for empty code, a range that
     /// wraps around, or records over the format's 4 GiB (nothing written);

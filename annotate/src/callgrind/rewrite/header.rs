@@ -76,6 +76,9 @@ impl Rewriter<'_> {
     }
 
     pub(super) fn close_part_totals(&mut self) {
+        if self.totals.part.is_some() || self.totals.events_seen {
+            self.reentry.noted.end_part(self.stats.parts);
+        }
         self.totals.finished += self.totals.part.take().unwrap_or(0);
         self.stats.total = self.totals.finished;
     }

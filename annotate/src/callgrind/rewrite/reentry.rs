@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use super::ids::{Interner, Sym};
 use super::names::FnKind;
 use super::{FnRef, Res, Rewriter};
+use crate::callgrind::format::line::parse_u64;
 use crate::callgrind::format::position::{all_costs, push_costs};
 use crate::symbols::SymbolId;
 
@@ -76,6 +77,14 @@ pub(in crate::callgrind) struct Noted {
 }
 
 impl Noted {
+    /// Forgets the arcs of `part` that no continuation of it needs (a
+    /// profile of many parts keeps only what its second pass uses).
+    pub fn end_part(&mut self, part: u64) {
+        let continuations = &self.continuations;
+        self.arcs
+            .retain(|&(p, f, x), _| p != part || continuations.contains_key(&(p, f, x)));
+    }
+
     /// The second pass's work; `None` where there is none.
     pub fn plan(&self, names: &Interner) -> Option<Plan> {
         let mut plan = Plan::default();
@@ -194,15 +203,13 @@ impl Rewriter<'_> {
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
         let Some(plan) = self.reentry.plan.as_mut() else {
-            let costs = all_costs(costs)?;
-            add(
-                self.reentry
-                    .noted
-                    .arcs
-                    .entry((part, owner, callee))
-                    .or_default(),
-                &costs,
-            );
+            let sum = self
+                .reentry
+                .noted
+                .arcs
+                .entry((part, owner, callee))
+                .or_default();
+            add_text(sum, costs)?;
             return Ok(None);
         };
         let Some(shares) = plan.shares.get_mut(&(part, owner)) else {
@@ -222,6 +229,23 @@ impl Rewriter<'_> {
         push_costs(&mut out, &arc);
         Ok(Some(out))
     }
+}
+
+/// Adds the cost columns `text` to `sum`, without a vector of its own
+/// (every call from JIT code comes here in the first pass).
+fn add_text(sum: &mut Vec<u64>, text: &[u8]) -> Res {
+    let tokens = text
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|t| !t.is_empty());
+    for (i, token) in tokens.enumerate() {
+        let value = parse_u64(token)
+            .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
+        if sum.len() <= i {
+            sum.push(0);
+        }
+        sum[i] = sum[i].saturating_add(value);
+    }
+    Ok(())
 }
 
 fn add(sum: &mut Vec<u64>, costs: &[u64]) {
