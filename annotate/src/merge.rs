@@ -252,30 +252,57 @@ mod tests {
         Ok(String::from_utf8(out).unwrap())
     }
 
-    const FIRST: &str =
-        "# callgrind format\nversion: 1\npart: 1\ndesc: Trigger: Client Request: x\n\
+    const FIRST: &str = "# callgrind format\nversion: 1\npart: 1\n\ndesc: I1 cache: 32768 B\n\
+        desc: Trigger: Client Request: x\ndesc: Timerange: Basic block 0 - 9\n\
         positions: instr line\nevents: Ir Dr\nsummary: 10 1\n\nfn=(1) a\n0x10 5 4 1\n+2 -1 6\n\
         cfn=(2) b\ncalls=1 0x40 +3\n* * 9\n\ntotals: 10 1\n# annotated by callgrind-jit\n";
     const SECOND: &str = "# callgrind format\nversion: 1\npart: 2\n\
-        positions: instr line\nevents: Ir Dr\nsummary: 7\n\nfn=(1) b\n0x40 -2 7\njump=2 +4 *\n+1 * 0\n\ntotals: 7\n";
+        positions: instr line\nevents: Ir Dr\nsummary: 70\n\nfn=(1) b\n0x40 -2 7\njump=2 +4 *\n\
+        +1 * 0\n\ntotals: 7\n";
 
     #[test]
     fn parts_join_into_one_with_every_position_absolute_and_the_totals_summed() {
         let text = joined(&[FIRST, SECOND]).unwrap();
-        let want = "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir Dr\n\n\
+        let want = "# callgrind format\nversion: 1\n\ndesc: I1 cache: 32768 B\n\
+            positions: instr line\nevents: Ir Dr\n\n\
             fn=(1) a\n0x10 5 4 1\n0x12 4 6\ncfn=(2) b\ncalls=1 0x40 7\n0x12 4 9\n\n\n\
             fn=(1) b\n0x40 2 7\njump=2 0x44 2\n0x41 2 0\n\n\ntotals: 17 1\n\n# annotated by callgrind-jit\n";
         assert_eq!(text, want);
     }
 
     #[test]
-    fn parts_of_other_events_are_refused() {
+    fn parts_of_other_events_are_refused_at_their_line() {
         let other = SECOND.replace("events: Ir Dr", "events: Ir");
         let err = joined(&[FIRST, &other]).unwrap_err();
+        let said = format!("{err:#}");
         assert!(
-            format!("{err:#}").contains("its events (Ir) are not the first part's (Ir Dr)"),
+            said.contains("line 5: its events (Ir) are not the first part's (Ir Dr)"),
+            "{said}"
+        );
+        let bad = SECOND.replace("0x40 -2 7", "0x40 *2 7");
+        let err = joined(&[FIRST, &bad]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("line 9: bad position '*2'"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn files_are_joined_in_part_order() {
+        let dir = std::env::temp_dir().join(format!("cgj-merge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (one, two) = (dir.join("p.1"), dir.join("p"));
+        std::fs::write(&one, FIRST).unwrap();
+        std::fs::write(&two, SECOND).unwrap();
+        let out = dir.join("joined");
+        write(
+            &[two.as_path(), one.as_path()],
+            &File::create(&out).unwrap(),
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(text, joined(&[FIRST, SECOND]).unwrap());
     }
 
     #[test]

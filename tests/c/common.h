@@ -15,3 +15,7 @@ static void *make_function(int n) {
     if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); exit(1); }
     return p;
 }
+
+/* int sum(int n), n > 0: xor eax,eax; test edi,edi; jle end; loop: add eax,edi;
+ * dec edi; jnz loop; end: ret. Runs 3*n + 4 instructions. */
+static const uint8_t SUM_LOOP[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};

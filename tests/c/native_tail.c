@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "callgrind_jit.h"
+#include "common.h"
 
 /* int tail_into(int n, int (*f)(int)): jumps to f with n in place. */
 __asm__(".text\n"
@@ -20,18 +21,16 @@ __asm__(".text\n"
         ".size tail_into, .-tail_into\n");
 int tail_into(int n, int (*f)(int));
 
-/* xor eax,eax; test edi,edi; jle end; loop: add eax,edi; dec edi; jnz loop; end: ret */
-static const uint8_t loop_code[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: native_tail N\n"); return 2; }
     int n = atoi(argv[1]);
     uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    memcpy(p, loop_code, sizeof loop_code);
+    memcpy(p, SUM_LOOP, sizeof SUM_LOOP);
     if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); return 1; }
     cgjit_line lines[] = {{0, 10, 1, "tail.calc"}, {6, 11, 1, NULL}, {12, 12, 1, NULL}};
-    cgjit_code_loaded(p, sizeof loop_code, "sum_to", lines, 3);
+    cgjit_code_loaded(p, sizeof SUM_LOOP, "sum_to", lines, 3);
     printf("%d\n", tail_into(n, (int (*)(int))p));
     cgjit_close();
     return 0;

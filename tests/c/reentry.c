@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "callgrind_jit.h"
+#include "common.h"
 
 /* int helper(int (*k)(int), int n): returns k(n) + 1. */
 __asm__(".text\n"
@@ -28,7 +29,6 @@ int helper(int (*k)(int), int n);
  *    call rax; pop rbx; ret
  * cont (f+24): xor eax,eax; test edi,edi; jle end; loop: add eax,edi;
  *    dec edi; jnz loop; end: ret */
-static const uint8_t cont_code[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: reentry N\n"); return 2; }
@@ -43,10 +43,10 @@ int main(int argc, char **argv) {
     p[10] = 0x48; p[11] = 0xb8; memcpy(p + 12, &target, 8);
     p[20] = 0xff; p[21] = 0xd0;
     p[22] = 0x5b; p[23] = 0xc3;
-    memcpy(p + 24, cont_code, sizeof cont_code);
+    memcpy(p + 24, SUM_LOOP, sizeof SUM_LOOP);
     if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); return 1; }
     cgjit_line lines[] = {{0, 30, 1, "reentry.calc"}, {24, 31, 1, NULL}, {30, 32, 1, NULL}};
-    cgjit_code_loaded(p, 24 + sizeof cont_code, "f", lines, 3);
+    cgjit_code_loaded(p, 24 + sizeof SUM_LOOP, "f", lines, 3);
     printf("%d\n", ((int (*)(int))p)(n));
     cgjit_close();
     return 0;

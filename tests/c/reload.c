@@ -9,16 +9,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "callgrind_jit.h"
+#include "common.h"
 
-/* xor eax,eax; test edi,edi; jle end; loop: add eax,edi; dec edi; jnz loop; end: ret */
-static const uint8_t loop_code[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};
 
 static int load_and_run(uint8_t *p, const char *name, const char *file, int n) {
     if (mprotect(p, 4096, PROT_READ | PROT_WRITE) != 0) { perror("mprotect"); exit(1); }
-    memcpy(p, loop_code, sizeof loop_code);
+    memcpy(p, SUM_LOOP, sizeof SUM_LOOP);
     if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); exit(1); }
     cgjit_line lines[] = {{0, 1, 1, file}, {6, 2, 1, NULL}, {12, 3, 1, NULL}};
-    cgjit_code_loaded(p, sizeof loop_code, name, lines, 3);
+    cgjit_code_loaded(p, sizeof SUM_LOOP, name, lines, 3);
     return ((int (*)(int))p)(n);
 }
 
@@ -27,7 +26,7 @@ int main(int argc, char **argv) {
     uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) { perror("mmap"); return 1; }
     int a = load_and_run(p, "sum_to", "first.calc", atoi(argv[1]));
-    cgjit_code_unloaded(p, sizeof loop_code);
+    cgjit_code_unloaded(p, sizeof SUM_LOOP);
     int b = load_and_run(p, "sum_v2", "second.calc", atoi(argv[2]));
     printf("%d %d\n", a, b);
     cgjit_close();

@@ -8,16 +8,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "callgrind_jit.h"
+#include "common.h"
 
-/* xor eax,eax; test edi,edi; jle end; loop: add eax,edi; dec edi; jnz loop; end: ret */
-static const uint8_t loop_code[] = {0x31, 0xc0, 0x85, 0xff, 0x7e, 0x06, 0x01, 0xf8, 0xff, 0xcf, 0x75, 0xfa, 0xc3};
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: tail_jump N\n"); return 2; }
     int32_t n = atoi(argv[1]);
     uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    memcpy(p, loop_code, sizeof loop_code);
+    memcpy(p, SUM_LOOP, sizeof SUM_LOOP);
     /* tramp: mov edi, n; movabs rax, sum_to; jmp rax */
     uint8_t *t = p + 2048;
     uint64_t target = (uint64_t)p;
@@ -27,7 +26,7 @@ int main(int argc, char **argv) {
     if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) { perror("mprotect"); return 1; }
     cgjit_line sum_lines[] = {{0, 10, 1, "jump.calc"}, {6, 11, 1, NULL}, {12, 12, 1, NULL}};
     cgjit_line tramp_lines[] = {{0, 20, 1, "jump.calc"}};
-    cgjit_code_loaded(p, sizeof loop_code, "sum_to", sum_lines, 3);
+    cgjit_code_loaded(p, sizeof SUM_LOOP, "sum_to", sum_lines, 3);
     cgjit_code_loaded(t, 17, "tramp", tramp_lines, 1);
     printf("%d\n", ((int (*)(void))t)());
     cgjit_close();

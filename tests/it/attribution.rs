@@ -3,16 +3,24 @@
 
 use crate::util;
 
+/// Builds tests/c/PROGRAM.c, runs it with `args` under the real callgrind
+/// (jitdump only) and annotates its profile into `named`: the folder and
+/// what annotate said.
+fn run_and_annotate(program: &str, args: &[&str]) -> (std::path::PathBuf, String) {
+    let dir = util::scratch(&format!("attr-{program}"));
+    let prog = util::c_program(&dir, program);
+    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
+    let (pid, _) = util::callgrind(&dir, &[], &prog, args, &env);
+    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    (dir, said)
+}
+
 #[test]
 fn a_jit_tail_jump_leaves_the_callee_its_own_cost() {
-    let dir = util::scratch("attr-tail-jump");
-    let prog = util::c_program(&dir, "tail_jump");
     let n: u64 = 1000;
-    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
-    let (pid, _) = util::callgrind(&dir, &[], &prog, &[&n.to_string()], &env);
-    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let (dir, said) = run_and_annotate("tail_jump", &[&n.to_string()]);
     // The truth from the program: the loop and its entry and exit are
     // sum_to's; mov, movabs and jmp are tramp's, and tramp's inclusive
     // cost is all of it (its jump is now a call to sum_to).
@@ -48,17 +56,8 @@ fn self_and_inclusive(profile: &std::path::Path, needles: &[&str]) -> Vec<(u64, 
 
 #[test]
 fn native_code_jumping_into_jit_code_leaves_it_its_own_cost() {
-    let dir = util::scratch("attr-native-tail");
-    let prog = util::c_program(&dir, "native_tail");
     let n: u64 = 1000;
-    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
-    let (pid, _) = util::callgrind(&dir, &[], &prog, &[&n.to_string()], &env);
-    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (dir, _) = run_and_annotate("native_tail", &[&n.to_string()]);
     // The truth from the program: tail_into is one jmp; sum_to runs the
     // loop, entered by that jump (callgrind takes a jump into another
     // object for a call, so nothing needs moving).
@@ -68,14 +67,8 @@ fn native_code_jumping_into_jit_code_leaves_it_its_own_cost() {
 
 #[test]
 fn a_helper_resuming_its_caller_counts_the_continuation_once() {
-    let dir = util::scratch("attr-reentry");
-    let prog = util::c_program(&dir, "reentry");
     let n: u64 = 1000;
-    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
-    let (pid, _) = util::callgrind(&dir, &[], &prog, &[&n.to_string()], &env);
-    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let (dir, said) = run_and_annotate("reentry", &[&n.to_string()]);
     // The truth from the program: f's seven instructions and its
     // continuation's loop (3N + 4) are f's; the helper's five are its own.
     // The continuation runs once: f's inclusive cost is all of it, and the
@@ -181,5 +174,31 @@ fn code_loaded_over_code_is_named_per_epoch() {
     assert!(
         said.contains("'sum_v2' (loaded last) is charged for 'sum_to' too: 1,504 of Ir"),
         "{said}"
+    );
+}
+
+#[test]
+fn epochs_combined_in_one_file_are_named_as_without_them_and_said_so() {
+    let dir = util::scratch("attr-reload-combined");
+    let prog = util::c_program(&dir, "reload");
+    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
+    let (pid, profile) =
+        util::callgrind(&dir, &["--combine-dumps=yes"], &prog, &["100", "50"], &env);
+    let name = profile.file_name().unwrap().to_string_lossy().into_owned();
+    let out = util::annotate(&dir, &[&name, "-o", "named"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("1 profiles hold several epochs in one file (--combine-dumps=yes)"),
+        "{said}"
+    );
+    // Named with every load (the last wins), and the reuse warned of.
+    assert!(
+        said.contains("'sum_v2' (loaded last) is charged for 'sum_to' too"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("named each with the code live in its epoch"),
+        "{said} {pid}"
     );
 }
