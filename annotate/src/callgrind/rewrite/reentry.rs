@@ -303,6 +303,14 @@ mod tests {
     }
 
     #[test]
+    fn cost_columns_add_up_whatever_blanks_part_them() {
+        let mut sum = vec![1];
+        add_text(&mut sum, b"1\t2  3").unwrap();
+        assert_eq!(sum, [2, 2, 3]);
+        assert!(add_text(&mut sum, b"1 x").is_err());
+    }
+
+    #[test]
     fn a_continuation_with_no_arc_is_left_and_counted() {
         let mut noted = Noted::default();
         let names = Interner::default();

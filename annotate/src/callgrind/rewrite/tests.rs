@@ -195,3 +195,59 @@ fn code_a_jump_entered_is_written_under_its_own_function() {
     assert_eq!(stats.moved_cost, 35);
     assert_eq!(stats.jit_cost.values().sum::<u64>(), 38);
 }
+
+/// `sum_to` at 0x1000 (sum.calc) and `tramp` at 0x2000 (t.calc).
+fn two_functions() -> SymbolTable {
+    let mut table = SymbolTable::builder();
+    table.add_perf_map(
+        "/m".into(),
+        b"1000 100 sum_to(sum.calc:3)\n2000 20 tramp(t.calc:9)\n",
+    );
+    table.build()
+}
+
+fn rewrite_with(table: &SymbolTable, body: &str) -> String {
+    let mut out = Vec::new();
+    passes::exact(
+        std::io::Cursor::new(format!("{HEAD}{body}").as_bytes()),
+        &mut out,
+        table,
+    )
+    .unwrap();
+    String::from(String::from_utf8(out).unwrap().strip_prefix(HEAD).unwrap())
+}
+
+#[test]
+fn code_jumped_into_before_any_own_line_is_called_from_the_functions_start() {
+    // tramp's block starts in sum_to's code: the call's site is tramp's
+    // first instruction at its declared line.
+    let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000002000\n0x1000 0 4\n0x2004 0 1\n";
+    let want = "ob=(1) ???\nfl=(1) ???\nob=/m\nfl=t.calc\nfn=(1) tramp\n\
+                fl=sum.calc\nfn=sum_to\n0x1000 3 4\n\
+                fl=t.calc\nfn=(1)\ncfi=sum.calc\ncfn=sum_to\ncalls=4 0x1000 3\n0x2000 9 4\n\
+                +4 * 1\n";
+    assert_eq!(rewrite_with(&two_functions(), body), want);
+}
+
+#[test]
+fn a_jit_helper_resuming_its_caller_gives_the_continuation_back_to_the_arc() {
+    // sum_to calls tramp (100, of which 60 are the continuation tramp
+    // calls back into sum_to's middle): the arc keeps 40.
+    let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000001000\n0x1000 0 1\n\
+                cfn=(2) 0x0000000000002000\ncalls=1 0x2000 0\n0x1004 0 100\n\
+                fn=(2)\n0x2000 0 2\ncfn=(3) 0x0000000000001010\ncalls=1 0x1010 0\n0x2002 0 60\n\
+                fn=(3)\n0x1010 0 60\n";
+    let mut out = Vec::new();
+    let input = std::io::Cursor::new(format!("{HEAD}{body}").into_bytes());
+    let stats = passes::exact(input, &mut out, &two_functions()).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!((stats.reentry.taken, stats.reentry.unplaced), (60, 0));
+    assert!(
+        out.contains("cfn=(2) tramp\ncalls=1 0x2000 +6\n+4 * 40\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains(" 60\nfn=(3)"),
+        "the resuming call is folded: {out}"
+    );
+}
