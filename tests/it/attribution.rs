@@ -202,3 +202,23 @@ fn epochs_combined_in_one_file_are_named_as_without_them_and_said_so() {
         "{said} {pid}"
     );
 }
+
+#[test]
+fn a_dump_request_under_another_tool_is_ignored_quietly() {
+    // jit-client asks for a dump whatever the tool: memcheck ignores it,
+    // says nothing of it, and the program runs on.
+    let dir = util::scratch("attr-reload-memcheck");
+    let prog = util::c_program(&dir, "reload");
+    let out = std::process::Command::new("valgrind")
+        .args(["--tool=memcheck", "--error-exitcode=3"])
+        .arg(&prog)
+        .args(["10", "5"])
+        .current_dir(&dir)
+        .env("CALLGRIND_JIT_PERF_MAP", "0")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("client request"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "55 15\n");
+}

@@ -99,3 +99,40 @@ fn ordered_disjoint_ranges_answer_as_segments_would() {
         tables.iter().for_each(|t| assert_near_agrees(t, addr));
     }
 }
+
+#[test]
+fn an_epoch_holds_the_code_loaded_before_its_end_less_what_replaced_it() {
+    // a, then b over a, then c elsewhere; b's line starts at byte 10.
+    let map = b"1000 10 a\n1000 10 b\n2000 10 c\n";
+    let names = |end: u64| {
+        let mut builder = SymbolTable::builder().epoch_ending_at(vec![("perf-1.map".into(), end)]);
+        builder.add_perf_map("/x/perf-1.map".into(), map);
+        let table = builder.build();
+        let at = |addr| {
+            table
+                .lookup(addr)
+                .map(|hit| table.symbol(hit.symbol).name.clone())
+        };
+        (
+            at(0x1000),
+            at(0x2000),
+            table.lookup(0x1000).is_some_and(|h| h.ambiguous),
+        )
+    };
+    assert_eq!(
+        names(10),
+        (Some("a".into()), None, false),
+        "the epoch before b"
+    );
+    assert_eq!(names(20), (Some("b".into()), None, false), "a replaced");
+    assert_eq!(
+        names(u64::MAX),
+        (Some("b".into()), Some("c".into()), false),
+        "the last epoch"
+    );
+    // A file the epoch does not name keeps everything (and the reuse shows).
+    let mut builder = SymbolTable::builder().epoch_ending_at(vec![("jit-1.dump".into(), 0)]);
+    builder.add_perf_map("/x/perf-1.map".into(), map);
+    let table = builder.build();
+    assert!(table.lookup(0x1000).is_some_and(|h| h.ambiguous));
+}
