@@ -139,7 +139,12 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
         );
     }
     if all.has_line && !all.has_instr && !all.jit_cost.is_empty() {
-        let _ = writeln!(s, "hint: the profile has no instruction addresses, so JIT functions get no per-line costs; record with --dump-instr=yes");
+        let _ = writeln!(
+            s,
+            "hint: the profile has no instruction addresses: JIT functions get no per-line costs, and JIT code entered by a jump stays with the function that jumped ({} of {} is JIT code's); record with --dump-instr=yes",
+            group(all.jit_total()),
+            all.events.first().map_or("cost", String::as_str),
+        );
     }
 }
 

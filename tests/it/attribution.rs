@@ -222,3 +222,20 @@ fn a_dump_request_under_another_tool_is_ignored_quietly() {
     assert!(!said.contains("client request"), "{said}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "55 15\n");
 }
+
+#[test]
+fn without_instruction_addresses_the_summary_says_what_stays_where() {
+    let dir = util::scratch("attr-no-instr");
+    let prog = util::c_program(&dir, "tail_jump");
+    let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
+    let (pid, _) = util::callgrind(&dir, &["--dump-instr=no"], &prog, &["100"], &env);
+    let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // Nothing can be moved: the jumper keeps sum_to's loop (3 + 304).
+    assert!(
+        said.contains("JIT code entered by a jump stays with the function that jumped (307 of Ir is JIT code's)"),
+        "{said}"
+    );
+    assert!(!said.contains("moved to the JIT function"), "{said}");
+}
