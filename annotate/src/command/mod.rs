@@ -3,6 +3,7 @@
 //! (`provenance`), rewrite them, report.
 
 mod discover;
+mod epochs;
 mod provenance;
 
 use std::fs::File;
@@ -137,36 +138,11 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             provenance: provenance.notes,
             ..Report::default()
         };
-        let ends: Vec<Option<Vec<(String, u64)>>> =
-            profiles.iter().map(|p| input::epoch_end(&p.file)).collect();
-        let last_epoch: Vec<(String, u64)> = ends
-            .iter()
-            .flatten()
-            .flatten()
-            .map(|(file, _)| (file.clone(), u64::MAX))
-            .collect();
-        for (profile, end) in profiles.iter().zip(ends) {
-            let end = end.or_else(|| (!last_epoch.is_empty()).then(|| last_epoch.clone()));
+        for (profile, end) in profiles.iter().zip(epochs::ends(&profiles)) {
             let rewritten = match end {
                 Some(end) => {
-                    let mut epoch = load_symbols(&provenance.used, request.bias, end)?;
-                    let rewritten = rewrite_one(request, profile, &mut epoch, &protected)?;
-                    if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
-                        // Several epochs in one file: one table cannot name
-                        // them all; named as without epochs (and warned of).
-                        let mut whole =
-                            rewrite_one(request, profile, &mut report.symbols, &protected)?;
-                        whole.stats.combined_epochs = 1;
-                        whole
-                    } else {
-                        let ids = report
-                            .symbols
-                            .ids_of(&epoch, rewritten.stats.jit_cost.keys().copied());
-                        let mut rewritten = rewritten;
-                        rewritten.stats = rewritten.stats.with_ids(&ids);
-                        rewritten.stats.epoch_parts = 1;
-                        rewritten
-                    }
+                    let used = &provenance.used;
+                    epochs::rewrite(request, profile, end, &mut report.symbols, used, &protected)?
                 }
                 None => rewrite_one(request, profile, &mut report.symbols, &protected)?,
             };

@@ -35,7 +35,7 @@ mod header;
 pub(in crate::callgrind) mod ids;
 mod jit;
 pub(in crate::callgrind) mod names;
-pub(in crate::callgrind) mod owner;
+mod owner;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
 mod target;

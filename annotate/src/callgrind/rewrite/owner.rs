@@ -19,28 +19,11 @@
 //! stays under that function.
 
 use super::names::{FnKind, Space};
-use super::state::Block;
+use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
 use crate::callgrind::format::position::{all_costs, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
-
-/// Code of another JIT function the current block jumped into: written
-/// under that function, and as a call to it from the block's function
-/// (callgrind itself takes a jump into another object's code for a call),
-/// so that the function jumped into has a caller and its cost is inside
-/// the jumper's, as it ran.
-#[derive(Debug)]
-pub(in crate::callgrind) struct Stretch {
-    owner: SymbolId,
-    /// The block's last position before the jump (the call's site).
-    site: Pos,
-    /// The first position written under `owner` (the call's target), and
-    /// its first cost (how often it ran: the call's count).
-    entry: Option<(Pos, u64)>,
-    /// Cost lines and calls written under `owner`, per event.
-    costs: Vec<u64>,
-}
 
 impl Rewriter<'_> {
     /// Makes `owner`'s function the output's current one (see the module

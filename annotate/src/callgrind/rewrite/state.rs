@@ -105,6 +105,23 @@ impl Positions {
     }
 }
 
+/// Code of another JIT function the current block jumped into: written
+/// under that function, and as a call to it from the block's function
+/// (callgrind itself takes a jump into another object's code for a call),
+/// so that the function jumped into has a caller and its cost is inside
+/// the jumper's, as it ran.
+#[derive(Debug)]
+pub(in crate::callgrind) struct Stretch {
+    pub owner: SymbolId,
+    /// The block's last position before the jump (the call's site).
+    pub site: Pos,
+    /// The first position written under `owner` (the call's target), and
+    /// its first cost (how often it ran: the call's count).
+    pub entry: Option<(Pos, u64)>,
+    /// Cost lines and calls written under `owner`, per event.
+    pub costs: Vec<u64>,
+}
+
 /// Which function the current cost lines belong to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::callgrind) enum Block {
@@ -146,7 +163,7 @@ pub(in crate::callgrind) struct Part {
     pub who: Option<Who>,
     /// The code of another JIT function the block jumped into, while
     /// `charged` (see `owner`).
-    pub stretch: Option<super::owner::Stretch>,
+    pub stretch: Option<Stretch>,
     /// The last position written for the JIT block's own code (a call
     /// site for code it jumps into; see `owner`).
     pub last_own: Option<Pos>,
