@@ -29,7 +29,8 @@
 //!    The function callgrind charged then calls that function (callgrind
 //!    takes a jump into another object's code for a call; so do we): per
 //!    pair, as often as the first record of each run of moved records
-//!    ran, with the moved records' costs and their calls' costs.
+//!    ran, with the moved records' costs and their calls' costs; unless
+//!    the two are one function (one name, object and file: versions of it).
 //! 3. Caller components of a name (`--separate-callers`) that are JIT
 //!    addresses are renamed the same way, in any object.
 //! 4. Folding: a call (not a jump) to an address of a JIT range other than
@@ -412,8 +413,9 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
             )),
             _ => None,
         };
-        // A run is of one range (ranges may share a name).
-        let Some((caller, callee, range)) = moved else {
+        // A run is of one range (ranges may share a name); code of another
+        // version of the same function is the function's own.
+        let Some((caller, callee, range)) = moved.filter(|(a, b, _)| a != b) else {
             run = None;
             continue;
         };

@@ -33,6 +33,12 @@ impl Rewriter<'_> {
         let Block::Jit(block) = self.part.block else {
             return Ok(());
         };
+        // Another version of the block's own function (a higher tier, code
+        // entered on-stack) is the same function: nothing moves.
+        let owner = match owner != block && self.same_function(owner, block) {
+            true => block,
+            false => owner,
+        };
         if owner != block {
             self.stats.moved_cost += cost;
         }
@@ -107,6 +113,14 @@ impl Rewriter<'_> {
         let mut costs = Vec::new();
         push_costs(&mut costs, &stretch.costs);
         self.write_position(stretch.site, &costs)
+    }
+
+    /// True where `a` and `b` are written as one function: one name, one
+    /// object and one file (versions of a function loaded one after
+    /// another).
+    fn same_function(&mut self, a: SymbolId, b: SymbolId) -> bool {
+        self.jit_ident(a) == self.jit_ident(b)
+            && self.table.symbol(a).name == self.table.symbol(b).name
     }
 
     /// The position of `symbol`'s first instruction, at its declared line.
