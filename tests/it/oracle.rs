@@ -12,7 +12,9 @@
 //! The rules, each stated once:
 //! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
 //!    under object `???` whose address lies in a JIT range is that range's
-//!    function: its name (with callgrind's suffix, `'2`, kept), its object
+//!    function: its name (with callgrind's suffix, `'2`, kept; but a
+//!    name made of an address inside the range, a continuation, drops its
+//!    recursion level, which counts re-entries of that address), its object
 //!    (the symbol file), its declared file as its function file, and, per
 //!    record, the file of its line.
 //! 2. Lines and functions come from where the instruction is: a record of
@@ -294,6 +296,17 @@ impl Symbols {
             .then(|| address(base).and_then(|a| self.at(a)))
             .flatten();
         let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
+        // A continuation (named after an address inside its range) drops
+        // its recursion level.
+        let continuation = range.is_some_and(|r| address(base) != Some(r.start));
+        let mut parts = parts.peekable();
+        if continuation
+            && parts
+                .peek()
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        {
+            parts.next();
+        }
         for part in parts {
             out.push('\'');
             match address(part).and_then(|a| self.at(a)) {

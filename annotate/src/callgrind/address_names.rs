@@ -54,15 +54,37 @@ pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
     let (addr, base_len) = address(name)?;
     let hit = table.lookup(addr)?;
     let symbol = table.symbol(hit.symbol);
+    let entry = addr == symbol.start;
     let mut new = symbol.name.as_bytes().to_vec();
-    rename_suffix(&mut new, &name[base_len..], table);
+    let suffix = match entry {
+        true => &name[base_len..],
+        false => without_level(&name[base_len..]),
+    };
+    rename_suffix(&mut new, suffix, table);
     Some(JitName {
         symbol: hit.symbol,
         name: new,
-        entry: addr == symbol.start,
+        entry,
         addr,
         ambiguous: hit.ambiguous,
     })
+}
+
+/// `suffix` without its recursion level (`'2`). Code named after an
+/// address inside a function is the function resumed (a continuation):
+/// callgrind's level counts how often that address was re-entered, not
+/// the function's recursion, and with it the continuation would be a
+/// level of the function that never had a caller.
+fn without_level(suffix: &[u8]) -> &[u8] {
+    let Some(rest) = suffix.strip_prefix(b"'") else {
+        return suffix;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    match rest.get(digits) {
+        _ if digits == 0 => suffix,
+        None | Some(b'\'') => &rest[digits..],
+        Some(_) => suffix,
+    }
 }
 
 /// Appends `suffix` (`'2'0x...'main`) to `out`, caller components that
@@ -117,6 +139,11 @@ mod tests {
         let table = table.build();
         let r = rename(b"0x0000000000001000'2", &table).unwrap();
         assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], true));
+        // A continuation's recursion level is not the function's.
+        let r = rename(b"0x0000000000001010'2", &table).unwrap();
+        assert_eq!((r.name.as_slice(), r.entry), (&b"fib"[..], false));
+        let r = rename(b"0x0000000000001010'2'0x0000000000002000", &table).unwrap();
+        assert_eq!(r.name.as_slice(), &b"fib'main"[..]);
         let r = rename(b"0x0000000000001010'0x0000000000002000'below", &table).unwrap();
         assert_eq!(
             (r.name.as_slice(), r.entry),
