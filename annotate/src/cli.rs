@@ -155,7 +155,7 @@ pub struct AnnotateArgs {
 
     /// Also join each process's annotated parts (one per dump: callgrind
     /// writes one when jit-client sees code loaded over code) into one
-    /// profile, callgrind.jit.merged.PID (or -o FILE), for
+    /// profile, callgrind.jit.merged.PID (or -o FILE, - for stdout), for
     /// callgrind_annotate, which reads one part of one file. KCachegrind
     /// loads the parts themselves together.
     #[arg(long)]

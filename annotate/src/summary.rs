@@ -45,10 +45,13 @@ pub fn render(report: &Report) -> String {
         all.merge(stats);
     }
     if let Some(merged) = &report.merged {
+        let merged = match merged.as_os_str() == "-" {
+            true => "standard output".to_string(),
+            false => format!("'{}'", merged.display()),
+        };
         let _ = writeln!(
             s,
-            "wrote '{}' ({} profiles joined into one part, for callgrind_annotate)",
-            merged.display(),
+            "wrote {merged} ({} profiles joined into one part, for callgrind_annotate)",
             report.profiles.len()
         );
     }

@@ -239,3 +239,62 @@ fn without_instruction_addresses_the_summary_says_what_stays_where() {
     );
     assert!(!said.contains("moved to the JIT function"), "{said}");
 }
+
+#[test]
+fn a_merge_that_cannot_be_written_is_refused_before_anything_is() {
+    let dir = util::scratch("attr-merge-refused");
+    for f in ["callgrind.out.9747", "jit-9747.dump"] {
+        std::fs::copy(util::fixture(&format!("c-demo/{f}")), dir.join(f)).unwrap();
+    }
+    std::fs::create_dir(dir.join("folder")).unwrap();
+    let out = util::annotate(
+        &dir,
+        &[
+            "--merge",
+            "-o",
+            "folder",
+            "callgrind.out.9747",
+            "jit-9747.dump",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("refusing to replace 'folder': it is a folder"),
+        "{said}"
+    );
+    assert!(
+        !dir.join("callgrind.jit.out.9747").exists(),
+        "a part was written: {said}"
+    );
+    // From stdin there is no file to join.
+    let out = std::process::Command::new(util::cli())
+        .args(["annotate", "--merge", "-", "jit-9747.dump"])
+        .current_dir(&dir)
+        .stdin(std::fs::File::open(dir.join("callgrind.out.9747")).unwrap())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("cannot take a profile read from standard input"),
+        "{said}"
+    );
+    assert!(out.stdout.is_empty());
+    // `-o -`: the parts as files, their join on stdout.
+    let out = util::annotate(
+        &dir,
+        &["--merge", "-o", "-", "callgrind.out.9747", "jit-9747.dump"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let joined = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        joined.starts_with("# callgrind format") && joined.contains("\ntotals: "),
+        "{joined:.300}"
+    );
+    assert!(dir.join("callgrind.jit.out.9747").exists());
+}

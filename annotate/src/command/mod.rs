@@ -138,6 +138,10 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             provenance: provenance.notes,
             ..Report::default()
         };
+        let merged = request
+            .merge
+            .then(|| merge_target(request, pid, &profiles, &protected))
+            .transpose()?;
         for (profile, end) in profiles.iter().zip(epochs::ends(&profiles)) {
             let rewritten = match end {
                 Some(end) => {
@@ -148,8 +152,8 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             };
             report.profiles.push(rewritten);
         }
-        if request.merge {
-            report.merged = Some(merge_parts(request, &report, &protected)?);
+        if let Some(target) = merged {
+            report.merged = Some(merge_parts(&report, target)?);
         }
         reports.push(report);
     }
@@ -243,27 +247,47 @@ fn rewrite_one(
     })
 }
 
-/// `--merge`: the process's outputs joined into one file: `-o`, else
-/// `callgrind.jit.merged.PID` beside the first output (a name KCachegrind
-/// does not load as one more part of the run).
-fn merge_parts(request: &Request, report: &Report, protected: &[&Path]) -> Result<PathBuf> {
-    let parts: Vec<&Path> = report.profiles.iter().map(|p| p.output.as_path()).collect();
-    if parts.iter().any(|p| *p == Path::new("-")) {
-        bail!("--merge joins files: it cannot take a profile written to standard output");
+/// `--merge`: where a process's outputs are joined: `-o` (`-` for
+/// stdout), else `callgrind.jit.merged.PID` beside the first output (a
+/// name KCachegrind does not load as one more part of the run). Decided
+/// and checked before any part is written.
+fn merge_target(
+    request: &Request,
+    pid: Option<u32>,
+    profiles: &[Input],
+    protected: &[&Path],
+) -> Result<Target> {
+    if profiles.iter().any(Input::is_stdin) {
+        bail!("--merge joins files: it cannot take a profile read from standard input");
     }
     let target = match &request.output {
-        Some(out) => out.clone(),
+        Some(out) => Target::from_arg(out),
         None => {
-            let pid = report
-                .pid
-                .map_or_else(|| "nopid".to_string(), |p| p.to_string());
-            let dir = parts[0].parent().unwrap_or(Path::new(""));
-            dir.join(format!("callgrind.jit.merged.{pid}"))
+            let first = output::default_output(&profiles[0].path);
+            let pid = pid.map_or_else(|| "nopid".to_string(), |p| p.to_string());
+            Target::File(first.with_file_name(format!("callgrind.jit.merged.{pid}")))
         }
     };
-    output::check_target(&target, protected)?;
-    output::write_atomically(&target, 0o644, |file| crate::merge::write(&parts, file))?;
+    if let Target::File(path) = &target {
+        output::check_target(path, protected)?;
+    }
     Ok(target)
+}
+
+/// Joins the process's outputs into `target` (see [`merge_target`]).
+fn merge_parts(report: &Report, target: Target) -> Result<PathBuf> {
+    let parts: Vec<&Path> = report.profiles.iter().map(|p| p.output.as_path()).collect();
+    let join = |file: &File| crate::merge::write(&parts, file);
+    match target {
+        Target::Stdout => {
+            output::write_to_stdout(join)?;
+            Ok(PathBuf::from("-"))
+        }
+        Target::File(path) => {
+            output::write_atomically(&path, 0o644, join)?;
+            Ok(path)
+        }
+    }
 }
 
 /// `-o` if given; stdin's profile goes to stdout; else the default name.
