@@ -207,7 +207,7 @@ pub fn profile_pid(file: &File) -> Option<u32> {
 /// jit-client put in the description of the dump that wrote it
 /// (`desc: Trigger: Client Request: callgrind-jit epoch ends at
 /// jit-PID.dump@BYTES perf-PID.map@BYTES`), if its header has one in its
-/// first 64 lines. Malformed places are left out.
+/// first 64 lines. Malformed places are left out (none left: `None`).
 pub fn epoch_end(file: &File) -> Option<Vec<(String, u64)>> {
     let mut head = vec![0; 16 * 1024];
     let n = read_at_most(file, &mut head, 0).ok()?;
@@ -224,5 +224,6 @@ pub fn epoch_end(file: &File) -> Option<Vec<(String, u64)>> {
         let (file, at) = place.rsplit_once('@')?;
         Some((file.to_string(), at.parse().ok()?))
     });
-    Some(parsed.collect())
+    let places: Vec<_> = parsed.collect();
+    (!places.is_empty()).then_some(places)
 }

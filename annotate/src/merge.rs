@@ -16,7 +16,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::callgrind::format::pos::Pos;
-use crate::callgrind::format::position::Columns;
+use crate::callgrind::format::position::{add_costs, Columns};
 
 /// Writes the parts at `parts` (annotated profiles) joined into `out`, in
 /// the order of their `part:` and `thread:` numbers.
@@ -83,7 +83,8 @@ impl<W: Write> Joined<W> {
             match key {
                 "totals" | "summary" => {
                     if key == "totals" {
-                        add(&mut self.totals, value)?;
+                        add_costs(&mut self.totals, value.as_bytes())
+                            .map_err(|e| anyhow::anyhow!("totals: {e}"))?;
                     }
                     return Ok(());
                 }
@@ -199,19 +200,6 @@ fn header(line: &str) -> Option<(&str, &str)> {
         .all(|b| b.is_ascii_lowercase())
         .then_some((key, value.trim_start()))
         .filter(|(k, _)| !k.is_empty())
-}
-
-fn add(sum: &mut Vec<u64>, value: &str) -> Result<()> {
-    for (i, token) in value.split_whitespace().enumerate() {
-        let v: u64 = token
-            .parse()
-            .with_context(|| format!("bad totals: '{value}'"))?;
-        if sum.len() <= i {
-            sum.push(0);
-        }
-        sum[i] += v;
-    }
-    Ok(())
 }
 
 /// A position value: `0x` hex or decimal.

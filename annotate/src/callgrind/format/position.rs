@@ -342,6 +342,27 @@ pub fn all_costs(costs: &[u8]) -> Result<Vec<u64>, LineError> {
     }
 }
 
+/// Adds the cost columns `costs` to `sum`, column by column (`sum` grows
+/// to the columns given; a sum stops at u64::MAX).
+pub fn add_costs(sum: &mut Vec<u64>, costs: &[u8]) -> Result<(), LineError> {
+    let mut at = 0;
+    for column in 0.. {
+        let (start, end) = next_token(costs, at);
+        if start == end {
+            break;
+        }
+        let token = &costs[start..end];
+        let value = parse_u64(token)
+            .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
+        if sum.len() <= column {
+            sum.push(0);
+        }
+        sum[column] = sum[column].saturating_add(value);
+        at = end;
+    }
+    Ok(())
+}
+
 /// Writes cost columns as callgrind does: blank-separated, trailing
 /// zeros left out (one column stays).
 pub fn push_costs(out: &mut Vec<u8>, costs: &[u64]) {
@@ -370,6 +391,14 @@ fn next_token(text: &[u8], mut at: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cost_columns_add_up_whatever_blanks_part_them() {
+        let mut sum = vec![1];
+        assert!(add_costs(&mut sum, b"1\t2  3").is_ok());
+        assert_eq!(sum, [2, 2, 3]);
+        assert_eq!(add_costs(&mut sum, b"1 x"), Err("bad cost 'x'".to_string()));
+    }
 
     #[test]
     fn decodes_with_the_reader_model() {

@@ -22,7 +22,7 @@ use super::names::{FnKind, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
-use crate::callgrind::format::position::{all_costs, push_costs, push_decimal, Column};
+use crate::callgrind::format::position::{add_costs, first_cost, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -68,20 +68,13 @@ impl Rewriter<'_> {
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
     /// `costs`; `line` for a cost line (its first cost counts the entry).
     pub(super) fn add_to_stretch(&mut self, pos: Pos, costs: &[u8], line: bool) -> Res {
-        let costs = all_costs(costs)?;
         let Some(stretch) = self.part.stretch.as_mut() else {
             return Ok(());
         };
         if line && stretch.entry.is_none() {
-            stretch.entry = Some((pos, costs.first().copied().unwrap_or(0)));
+            stretch.entry = Some((pos, first_cost(costs)?));
         }
-        if stretch.costs.len() < costs.len() {
-            stretch.costs.resize(costs.len(), 0);
-        }
-        for (sum, c) in stretch.costs.iter_mut().zip(costs) {
-            *sum = sum.saturating_add(c);
-        }
-        Ok(())
+        Ok(add_costs(&mut stretch.costs, costs)?)
     }
 
     /// Ends a stretch: the block's own function again, and its call to

@@ -19,8 +19,7 @@ use std::collections::HashMap;
 use super::ids::{Interner, Sym};
 use super::names::FnKind;
 use super::{FnRef, Res, Rewriter};
-use crate::callgrind::format::line::parse_u64;
-use crate::callgrind::format::position::{all_costs, push_costs};
+use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::symbols::SymbolId;
 
 /// A function as a call names it, in the first pass: a JIT symbol, or a
@@ -183,13 +182,9 @@ impl Rewriter<'_> {
         if self.reentry.plan.is_some() {
             return Ok(());
         }
-        let costs = all_costs(costs)?;
         let key = (self.stats.parts, resumed, caller);
-        add(
-            self.reentry.noted.continuations.entry(key).or_default(),
-            &costs,
-        );
-        Ok(())
+        let sum = self.reentry.noted.continuations.entry(key).or_default();
+        Ok(add_costs(sum, costs)?)
     }
 
     /// An arc from `owner`'s code to `callee` with `costs`: noted in the
@@ -209,7 +204,7 @@ impl Rewriter<'_> {
                 .arcs
                 .entry((part, owner, callee))
                 .or_default();
-            add_text(sum, costs)?;
+            add_costs(sum, costs)?;
             return Ok(None);
         };
         let Some(shares) = plan.shares.get_mut(&(part, owner)) else {
@@ -228,32 +223,6 @@ impl Rewriter<'_> {
         let mut out = Vec::with_capacity(costs.len());
         push_costs(&mut out, &arc);
         Ok(Some(out))
-    }
-}
-
-/// Adds the cost columns `text` to `sum`, without a vector of its own
-/// (every call from JIT code comes here in the first pass).
-fn add_text(sum: &mut Vec<u64>, text: &[u8]) -> Res {
-    let tokens = text
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|t| !t.is_empty());
-    for (i, token) in tokens.enumerate() {
-        let value = parse_u64(token)
-            .ok_or_else(|| format!("bad cost '{}'", String::from_utf8_lossy(token)))?;
-        if sum.len() <= i {
-            sum.push(0);
-        }
-        sum[i] = sum[i].saturating_add(value);
-    }
-    Ok(())
-}
-
-fn add(sum: &mut Vec<u64>, costs: &[u64]) {
-    if sum.len() < costs.len() {
-        sum.resize(costs.len(), 0);
-    }
-    for (s, &c) in sum.iter_mut().zip(costs) {
-        *s = s.saturating_add(c);
     }
 }
 
@@ -300,14 +269,6 @@ mod tests {
         };
         let taken: u64 = (0..3).map(|_| share.next(&[1])[0]).sum();
         assert_eq!(taken, 3);
-    }
-
-    #[test]
-    fn cost_columns_add_up_whatever_blanks_part_them() {
-        let mut sum = vec![1];
-        assert!(add_text(&mut sum, b"1\t2  3").is_ok());
-        assert_eq!(sum, [2, 2, 3]);
-        assert!(add_text(&mut sum, b"1 x").is_err());
     }
 
     #[test]
