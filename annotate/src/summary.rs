@@ -209,18 +209,21 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     if all.reentry.taken > 0 {
         let _ = writeln!(
             s,
-            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the arcs that counted it twice: {} of {} ({})",
+            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: {} of the {} of {} those calls held ({})",
             group(all.reentry.taken),
+            group(all.reentry.held),
             all.events.first().map_or("cost", String::as_str),
-            percent(all.reentry.taken, all.total)
+            percent(all.reentry.taken, all.reentry.held)
         );
     }
     if all.reentry.unplaced > 0 {
         let _ = writeln!(
             s,
-            "note: re-entry: continuations resumed through a chain of calls (f -> ... -> x -> middle of f) stay in the arcs of that chain ({} of {}, summed over nested calls): the functions between f and x show them in their inclusive cost",
+            "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: {} of the {} of {} the folded calls held ({})",
             group(all.reentry.unplaced),
+            group(all.reentry.resumed),
             all.events.first().map_or("cost", String::as_str),
+            percent(all.reentry.unplaced, all.reentry.resumed)
         );
     }
     if all.unknown_lines > 0 {

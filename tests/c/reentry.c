@@ -3,7 +3,10 @@
  * the middle of `f` (as V8's out-of-line prologue returns into the
  * function, seen by callgrind as a call). The continuation is f's code:
  * its cost is f's, once.
- * Usage: reentry N   (f runs 3*N + 11 instructions, helper 5) */
+ * With "chain", f calls `outer`, which calls the helper: the continuation
+ * comes back through a chain of two calls.
+ * Usage: reentry N [chain]   (f runs 3*N + 11 instructions, helper 5,
+ * outer 4) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,17 +28,30 @@ __asm__(".text\n"
         ".size helper, .-helper\n");
 int helper(int (*k)(int), int n);
 
+/* int outer(int (*k)(int), int n): returns helper(k, n). */
+__asm__(".text\n"
+        ".globl outer\n"
+        ".type outer, @function\n"
+        "outer:\n"
+        "  sub $8, %rsp\n"
+        "  call helper\n"
+        "  add $8, %rsp\n"
+        "  ret\n"
+        ".size outer, .-outer\n");
+int outer(int (*k)(int), int n);
+
 /* f: push rbx; mov esi,edi; lea rdi,[rip+cont]; movabs rax,helper;
  *    call rax; pop rbx; ret
  * cont (f+24): xor eax,eax; test edi,edi; jle end; loop: add eax,edi;
  *    dec edi; jnz loop; end: ret */
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: reentry N\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: reentry N [chain]\n"); return 2; }
     int n = atoi(argv[1]);
+    int chain = argc > 2 && strcmp(argv[2], "chain") == 0;
     uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    uint64_t target = (uint64_t)(uintptr_t)helper;
+    uint64_t target = chain ? (uint64_t)(uintptr_t)outer : (uint64_t)(uintptr_t)helper;
     int32_t to_cont = 24 - 10;
     p[0] = 0x53;
     p[1] = 0x89; p[2] = 0xfe;

@@ -7,7 +7,7 @@ use crate::util;
 /// (jitdump only) and annotates its profile into `named`: the folder and
 /// what annotate said.
 fn run_and_annotate(program: &str, args: &[&str]) -> (std::path::PathBuf, String) {
-    let dir = util::scratch(&format!("attr-{program}"));
+    let dir = util::scratch(&format!("attr-{program}-{}", args.join("-")));
     let prog = util::c_program(&dir, program);
     let env = [("CALLGRIND_JIT_PERF_MAP", "0")];
     let (pid, _) = util::callgrind(&dir, &[], &prog, args, &env);
@@ -89,6 +89,34 @@ fn a_helper_resuming_its_caller_counts_the_continuation_once() {
         })
         .collect();
     assert_eq!(arcs, [("f".to_string(), "5".to_string())]);
+}
+
+#[test]
+fn a_continuation_reached_through_a_chain_comes_out_of_the_call_it_returns_from() {
+    let n: u64 = 1000;
+    let (dir, said) = run_and_annotate("reentry", &[&n.to_string(), "chain"]);
+    // The truth from the program: f calls outer (4 instructions), outer
+    // calls helper (5), helper calls f's continuation (3N + 4, f's own).
+    // f's inclusive cost is everything once; its arc to outer holds
+    // outer's and helper's instructions only.
+    let got = self_and_inclusive(&dir.join("named"), &[" reentry.calc:f "]);
+    assert_eq!(got, [(3 * n + 11, 3 * n + 20)], "{said}");
+    let text = std::fs::read_to_string(dir.join("named")).unwrap();
+    let arcs: Vec<(String, String, String)> = crate::expand::expand(&text)
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::expand::Record::Transfer {
+                at, target, costs, ..
+            } => Some((at[3].clone(), target[2].clone(), costs)),
+            _ => None,
+        })
+        .filter(|(from, _, _)| from == "f")
+        .collect();
+    assert_eq!(arcs, [("f".into(), "outer".into(), "9".into())], "{said}");
+    assert!(
+        !said.contains("stay where callgrind counted them"),
+        "{said}"
+    );
 }
 
 /// Self cost (first event) per function of a profile, read with the test

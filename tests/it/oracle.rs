@@ -51,10 +51,13 @@
 //! 7. Where a code image was written beside the output, a jitdump's
 //!    functions are under it as their object, not under the jitdump.
 //! 8. Re-entry: a call folded by rule 4 from another function `x` into
-//!    the middle of JIT function `f` is `f` resumed; callgrind counted
-//!    its cost in the arcs from `f`'s code to `x` too. Those arcs, summed,
-//!    lose the folded call's cost, summed (per event, at most what they
-//!    hold); each keeps its count and loses at most its own cost.
+//!    the middle of JIT function `f` at address `c` is `f` resumed;
+//!    callgrind counted its cost in the call it returns from too: the arcs
+//!    made from `f`'s code at its greatest call site below `c` (with an
+//!    instruction column; without one, the arcs from `f`'s code to `x`).
+//!    Those arcs, summed, lose the folded calls' cost, summed (per event,
+//!    at most what they hold); each keeps its count and loses at most its
+//!    own cost.
 //! 9. Everything else is copied as it is.
 
 use std::collections::BTreeMap;
@@ -95,6 +98,9 @@ pub struct Symbols {
     /// The ranges by start, and the longest one's length: where to look
     /// (built on first use; the rule stays the linear one's).
     by_start: std::sync::OnceLock<(Vec<(u64, usize)>, u64)>,
+    /// Rule 1: (range start, level) of every name made of a range's start
+    /// in the input being mapped.
+    entered: std::cell::RefCell<std::collections::BTreeSet<(u64, u32)>>,
 }
 
 impl Symbols {
@@ -113,6 +119,7 @@ impl Symbols {
         Symbols {
             ranges,
             by_start: Default::default(),
+            entered: Default::default(),
         }
     }
 
@@ -296,16 +303,21 @@ impl Symbols {
             .then(|| address(base).and_then(|a| self.at(a)))
             .flatten();
         let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
-        // A continuation (named after an address inside its range) drops
-        // its recursion level.
+        // A continuation (named after an address inside its range) keeps
+        // a level its range's start was named with, else the highest below.
         let continuation = range.is_some_and(|r| address(base) != Some(r.start));
         let mut parts = parts.peekable();
-        if continuation
-            && parts
-                .peek()
-                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        {
+        let level = parts
+            .peek()
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|p| p.parse::<u32>().unwrap());
+        if let (true, Some(level), Some(r)) = (continuation, level, range) {
             parts.next();
+            let entered = self.entered.borrow();
+            let kept = (2..=level).rev().find(|&l| entered.contains(&(r.start, l)));
+            if let Some(l) = kept {
+                out.push_str(&format!("'{l}"));
+            }
         }
         for part in parts {
             out.push('\'');
@@ -319,6 +331,34 @@ impl Symbols {
             name: out,
             range,
             addr,
+        }
+    }
+}
+
+impl Symbols {
+    /// Rule 1: notes the levels each range's start is named with.
+    fn note_entries(&self, input: &str) {
+        let mut entered = self.entered.borrow_mut();
+        entered.clear();
+        let mut note = |object: &str, name: &str| {
+            let mut parts = name.split('\'');
+            let base = parts.next().unwrap_or_default();
+            let Some(addr) = address(base).filter(|_| object == "???") else {
+                return;
+            };
+            if self.at(addr).is_some_and(|r| r.start == addr) {
+                let level = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
+                entered.insert((addr, level));
+            }
+        };
+        for record in expand::expand(input) {
+            match record {
+                Record::Cost { at, .. } => note(&at[0], &at[3]),
+                Record::Transfer { at, target, .. } => {
+                    note(&at[0], &at[3]);
+                    note(&target[0], &target[2]);
+                }
+            }
         }
     }
 }
@@ -573,11 +613,16 @@ fn who(range: Option<&Range>, object: &str, name: &str) -> Who {
 
 /// [`expected`], the number of calls folded, and rule 8's pairs.
 fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentry>) {
+    symbols.note_entries(input);
     let mut folded = 0;
     let columns = columns_of(input);
     let mut sums = Sums::default();
-    let mut pairs: BTreeMap<(u64, Who), Reentry> = BTreeMap::new();
-    let mut arcs: BTreeMap<(u64, Who), Vec<Key>> = BTreeMap::new();
+    // Rule 8: folded calls by (f, address resumed, x); arcs by (f, site)
+    // and by (f, callee).
+    let mut resumed: BTreeMap<(u64, u64, Who), Vec<u64>> = BTreeMap::new();
+    let mut by_site: BTreeMap<u64, BTreeMap<u64, Vec<Key>>> = BTreeMap::new();
+    let mut by_callee: BTreeMap<(u64, Who), Vec<Key>> = BTreeMap::new();
+    let instr = columns.iter().position(|c| *c == "instr");
     // Rule 4: a cost line of zeros means nothing.
     let records = expand::expand(input)
         .into_iter()
@@ -598,6 +643,7 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentr
                 pos,
                 costs,
             } => {
+                let site = instr.map(|i| pos[i]);
                 let (place, from) = place(symbols, &at, &pos, &columns);
                 let callee = symbols.function(&target[0], &target[2]);
                 if let (_, Some(to), "calls") = (from, callee.range, kind.as_str()) {
@@ -606,8 +652,9 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentr
                         folded += 1;
                         if !from.is_some_and(|h| std::ptr::eq(h, to)) {
                             let x = who(from, &place.0, &place.3);
-                            let pair = pairs.entry((to.start, x)).or_default();
-                            add_to(&mut pair.continuation, numbers(&costs));
+                            let addr = callee.addr.unwrap();
+                            let sum = resumed.entry((to.start, addr, x)).or_default();
+                            add_to(sum, numbers(&costs));
                         }
                         continue; // rule 4
                     }
@@ -621,20 +668,31 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentr
                         &key.1.as_ref().unwrap().1[0],
                         &key.1.as_ref().unwrap().1[2],
                     );
-                    arcs.entry((f.start, x)).or_default().push(key.clone());
+                    if let Some(site) = site {
+                        let sites = by_site.entry(f.start).or_default();
+                        sites.entry(site).or_default().push(key.clone());
+                    }
+                    by_callee.entry((f.start, x)).or_default().push(key.clone());
                 }
                 sums.add(key, values);
             }
         }
     }
-    let reentries = pairs
+    let mut groups: BTreeMap<Vec<Key>, Vec<u64>> = BTreeMap::new();
+    for ((f, addr, x), cost) in resumed {
+        let arcs = match by_site.get(&f) {
+            Some(sites) => sites.range(..addr).next_back().map(|(_, arcs)| arcs),
+            None => by_callee.get(&(f, x)),
+        };
+        let Some(arcs) = arcs else { continue };
+        let mut arcs = arcs.clone();
+        arcs.sort();
+        arcs.dedup();
+        add_to(groups.entry(arcs).or_default(), cost);
+    }
+    let reentries = groups
         .into_iter()
-        .filter_map(|(pair, mut r)| {
-            r.arcs = arcs.remove(&pair)?;
-            r.arcs.sort();
-            r.arcs.dedup();
-            Some(r)
-        })
+        .map(|(arcs, continuation)| Reentry { arcs, continuation })
         .collect();
     (sums, folded, reentries)
 }
@@ -737,6 +795,7 @@ pub fn actual(output: &str) -> Sums {
         &Symbols {
             ranges: Vec::new(),
             by_start: Default::default(),
+            entered: Default::default(),
         },
     )
     .0

@@ -40,6 +40,9 @@ pub struct JitName {
     pub symbol: SymbolId,
     /// The new full name, suffixes kept (`fib'2`).
     pub name: Vec<u8>,
+    /// Where callgrind's recursion level (`2` of `fib'2`) stands in
+    /// `name`, if it has one.
+    pub level: Option<std::ops::Range<usize>>,
     /// The address is the range's start (a call here is a real call).
     pub entry: bool,
     /// The address the name was made of.
@@ -56,34 +59,56 @@ pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
     let symbol = table.symbol(hit.symbol);
     let entry = addr == symbol.start;
     let mut new = symbol.name.as_bytes().to_vec();
-    let suffix = match entry {
-        true => &name[base_len..],
-        false => without_level(&name[base_len..]),
-    };
-    rename_suffix(&mut new, suffix, table);
+    let level = level_digits(&name[base_len..]).map(|r| r.start + new.len()..r.end + new.len());
+    rename_suffix(&mut new, &name[base_len..], table);
     Some(JitName {
         symbol: hit.symbol,
         name: new,
+        level,
         entry,
         addr,
         ambiguous: hit.ambiguous,
     })
 }
 
-/// `suffix` without its recursion level (`'2`). Code named after an
-/// address inside a function is the function resumed (a continuation):
-/// callgrind's level counts how often that address was re-entered, not
-/// the function's recursion, and with it the continuation would be a
-/// level of the function that never had a caller.
-fn without_level(suffix: &[u8]) -> &[u8] {
-    let Some(rest) = suffix.strip_prefix(b"'") else {
-        return suffix;
-    };
+/// Where the recursion level (`'2`: its digits) stands in a name's
+/// suffix, if it has one.
+fn level_digits(suffix: &[u8]) -> Option<std::ops::Range<usize>> {
+    let rest = suffix.strip_prefix(b"'")?;
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     match rest.get(digits) {
-        _ if digits == 0 => suffix,
-        None | Some(b'\'') => &rest[digits..],
-        Some(_) => suffix,
+        _ if digits == 0 => None,
+        None | Some(b'\'') => Some(1..1 + digits),
+        Some(_) => None,
+    }
+}
+
+impl JitName {
+    /// Callgrind's recursion level (1 where the name has none).
+    pub fn level(&self) -> u32 {
+        self.level
+            .as_ref()
+            .and_then(|r| {
+                std::str::from_utf8(&self.name[r.clone()])
+                    .ok()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(1)
+    }
+
+    /// The name at recursion level `level` (1: no level written).
+    pub fn at_level(&self, level: u32) -> Vec<u8> {
+        let Some(r) = self.level.clone() else {
+            return self.name.clone();
+        };
+        let mut out = self.name[..r.start - 1].to_vec();
+        if level > 1 {
+            out.push(b'\'');
+            out.extend_from_slice(level.to_string().as_bytes());
+        }
+        out.extend_from_slice(&self.name[r.end..]);
+        out
     }
 }
 
@@ -139,15 +164,21 @@ mod tests {
         let table = table.build();
         let r = rename(b"0x0000000000001000'2", &table).unwrap();
         assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], true));
-        // A continuation's recursion level is not the function's.
+        assert_eq!((r.level(), r.at_level(1).as_slice()), (2, &b"fib"[..]));
+        // A continuation keeps callgrind's level (the plan may lower it).
         let r = rename(b"0x0000000000001010'2", &table).unwrap();
-        assert_eq!((r.name.as_slice(), r.entry), (&b"fib"[..], false));
-        let r = rename(b"0x0000000000001010'2'0x0000000000002000", &table).unwrap();
-        assert_eq!(r.name.as_slice(), &b"fib'main"[..]);
+        assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], false));
+        let r = rename(b"0x0000000000001010'3'0x0000000000002000", &table).unwrap();
+        assert_eq!(r.name.as_slice(), &b"fib'3'main"[..]);
+        assert_eq!(
+            (r.level(), r.at_level(2).as_slice()),
+            (3, &b"fib'2'main"[..])
+        );
+        assert_eq!(r.at_level(1).as_slice(), &b"fib'main"[..]);
         let r = rename(b"0x0000000000001010'0x0000000000002000'below", &table).unwrap();
         assert_eq!(
-            (r.name.as_slice(), r.entry),
-            (&b"fib'main'below"[..], false)
+            (r.name.as_slice(), r.entry, r.level()),
+            (&b"fib'main'below"[..], false, 1)
         );
         assert_eq!(rename(b"0x0000000000003000", &table), None);
         let native = rename_callers(b"print'0x0000000000002000'x", &table);

@@ -101,10 +101,12 @@ impl Stats {
         self.folded_calls += other.folded_calls;
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;
+        self.reentry.held += other.reentry.held;
         self.epoch_parts += other.epoch_parts;
         self.epoch_parts_seen += other.epoch_parts_seen;
         self.combined_epochs += other.combined_epochs;
         self.reentry.unplaced += other.reentry.unplaced;
+        self.reentry.resumed += other.reentry.resumed;
         self.has_instr |= other.has_instr;
         self.has_line |= other.has_line;
         self.parts += other.parts;
@@ -121,7 +123,11 @@ pub struct Reentry {
     /// Continuations' inclusive cost (first event) taken out of their
     /// callers' arcs.
     pub taken: u64,
+    /// What the arcs it was taken out of held (first event).
+    pub held: u64,
     /// Continuations' cost left in arcs: no arc from the resumed function
     /// to the one that called it back.
     pub unplaced: u64,
+    /// Continuations' inclusive cost in all (first event).
+    pub resumed: u64,
 }

@@ -10,7 +10,7 @@ use super::reentry::Who;
 use super::state::Block;
 use super::{jit, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
-use crate::callgrind::format::position::{first_cost, Pos};
+use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -18,7 +18,7 @@ impl Rewriter<'_> {
     /// rewritten where the callee is JIT code, the rest is copied. True
     /// The JIT function resumed where the call is folded (nothing written;
     /// see [`folds`]).
-    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<Option<SymbolId>> {
+    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<Option<(SymbolId, u64)>> {
         let parsed = self.parse_group(group)?;
         let line = parsed.count.ok_or("group without calls=/jump=")?;
         let callee = self.group_callee(&parsed)?;
@@ -82,11 +82,13 @@ impl Rewriter<'_> {
         let callee = self.group_callee(&parsed)?;
         // In JIT code the site's own function is the one whose code holds
         // it (see `owner`): it decides folding, and gets the call.
+        let mut at = None;
         let site = match self.part.block {
             Block::Jit(symbol) => {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
                 self.part.pos.set_input(pos);
+                at = self.cols.index(Column::Instr).map(|i| pos[i]);
                 let (owner, file, out) = self.locate(symbol, pos);
                 Some((owner, file, out, costs))
             }
@@ -134,7 +136,7 @@ impl Rewriter<'_> {
         match (site, owner, callee.filter(|_| parsed.is_call)) {
             (Some((out, costs)), Some(owner), Some(callee)) => {
                 let who = Who::of(callee, self.group_callee_object(&parsed));
-                let less = self.arc_costs(owner, who, costs)?;
+                let less = self.arc_costs(owner, who, at, costs)?;
                 let costs = less.as_deref().unwrap_or(costs);
                 if self.part.stretch.is_some() {
                     self.add_to_stretch(out, costs, false)?;
@@ -252,10 +254,10 @@ fn folds(callee: Option<FnRef>) -> bool {
     )
 }
 
-/// The JIT function a folded call resumes.
-pub(super) fn resumed(callee: Option<FnRef>) -> SymbolId {
+/// The JIT function a folded call resumes, and the address.
+pub(super) fn resumed(callee: Option<FnRef>) -> (SymbolId, u64) {
     match callee.map(|f| f.kind) {
-        Some(FnKind::Jit { symbol, .. }) => symbol,
+        Some(FnKind::Jit { symbol, addr, .. }) => (symbol, addr),
         _ => unreachable!("a folded call's callee is JIT code"),
     }
 }

@@ -34,7 +34,7 @@ enum Await {
     /// The position line of a folded call (see `call::folds`), to write
     /// without its costs: the positions stay in step, the call is gone.
     /// Holds the JIT function the call resumes.
-    Fold(SymbolId),
+    Fold((SymbolId, u64)),
 }
 
 /// The buffered lines of one group.

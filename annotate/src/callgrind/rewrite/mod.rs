@@ -214,13 +214,13 @@ impl<'t> Rewriter<'t> {
         self.stats.has_line = self.cols.index(Column::Line).is_some();
         let plan = match &self.reentry.plan {
             Some(taken) => {
-                self.stats.reentry.unplaced = taken.unplaced();
+                (self.stats.reentry.unplaced, self.stats.reentry.resumed) = taken.unplaced();
                 None
             }
             None => self.reentry.noted.plan(&self.names),
         };
         if let Some(plan) = &plan {
-            self.stats.reentry.unplaced = plan.unplaced();
+            (self.stats.reentry.unplaced, self.stats.reentry.resumed) = plan.unplaced();
         }
         Ok((self.stats, plan))
     }

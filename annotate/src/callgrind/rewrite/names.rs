@@ -213,7 +213,8 @@ impl Rewriter<'_> {
             if jit.ambiguous {
                 self.stats.ambiguous.insert(jit.symbol);
             }
-            let name = self.names.intern(&jit.name);
+            let name = self.leveled_name(&jit);
+            let name = self.names.intern(&name);
             let s = self.table.symbol(jit.symbol);
             return FnKind::Jit {
                 symbol: jit.symbol,

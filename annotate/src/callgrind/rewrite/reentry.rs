@@ -3,22 +3,41 @@
 //! V8's out-of-line prologue returns into `f` by a jump that callgrind
 //! sees as a call, a helper calls `f`'s continuation. The call is folded
 //! (see `call::folds`): the continuation's lines are `f`'s self cost. But
-//! `f` called `x` first, and callgrind's `f -> x` arc holds the
+//! callgrind's arc from `f`'s code to the callee that came back holds the
 //! continuation's inclusive cost too, so `f`'s inclusive cost would count
 //! it twice.
 //!
-//! The first pass notes each folded call's inclusive cost per
-//! (part, `f`, `x`), and the inclusive cost of every arc from JIT code
-//! (`Noted`). Where a continuation has arcs to take it from, a second pass
-//! takes it out of them (`Plan`), shared in proportion to their cost (one
-//! arc: all of it), never below zero. A continuation with no arc from `f`
-//! to `x` (the helper was called through others) stays and is reported.
+//! Which arc holds it: the call it returns from, the last call site of
+//! `f` before the continuation's address (its return address). That holds
+//! for a continuation reached through a chain of calls too (`f -> a -> b
+//! -> x -> middle of f`: V8's builtins calling on until one jumps back):
+//! it is in `f`'s arc to `a`, made at that site. The native arcs inside
+//! the chain keep it, each in what it was called with and in what it
+//! calls, so their inclusive cost stays within their callers'. Without
+//! instruction addresses, the arcs from `f` to `x` are taken (a chain's
+//! continuation then stays, and is reported).
+//!
+//! The first pass notes each folded call's inclusive cost per (part, `f`,
+//! its address, `x`), and the inclusive cost of every arc from JIT code
+//! per call site and per callee (`Noted`). A second pass takes the
+//! continuations out of their arcs (`Plan`), shared in proportion to the
+//! arcs' cost (one arc: all of it), never below zero.
+//!
+//! A continuation runs at the recursion level of the activation it
+//! resumes. Callgrind's level on it (`'2`) counts how often its address
+//! was re-entered, which is the activation's level when every activation
+//! passes through it, but a loop whose body a builtin jumps back into
+//! nests it deeper at each iteration. So a continuation keeps its level
+//! where its range was entered at that level, and takes the highest
+//! level below it at which the range was entered otherwise (the first
+//! pass notes the levels; the second writes the names).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::ids::{Interner, Sym};
 use super::names::FnKind;
 use super::{FnRef, Res, Rewriter};
+use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::symbols::SymbolId;
 
@@ -62,67 +81,137 @@ enum Callee {
     Named { name: Box<[u8]>, object: Box<[u8]> },
 }
 
-/// One part's `f -> x` pair: `f` resumed by a call from `x`, or `f`
-/// calling `x`.
-type Pair<W> = (u64, SymbolId, W);
+/// The arcs a continuation comes out of: those made at one call site of
+/// `f`, or (without instruction addresses) those from `f` to one callee.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Arcs<W> {
+    Site(u64),
+    To(W),
+}
+
+/// A part and the function resumed (or calling).
+type Of = (u64, SymbolId);
+
+/// One folded call: part, `f`, the address resumed, the caller `x`.
+type Resumption = (u64, SymbolId, u64, Who);
+
+/// Continuations' cost summed, and the cost of the arcs they come out of.
+type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
 
 /// What the first pass saw.
 #[derive(Default)]
 pub(in crate::callgrind) struct Noted {
-    /// Inclusive cost of the folded calls into `f`'s middle made by `x`.
-    continuations: HashMap<Pair<Who>, Vec<u64>>,
-    /// Inclusive cost of the arcs from `f`'s code to `x`.
-    arcs: HashMap<Pair<Who>, Vec<u64>>,
+    /// Inclusive cost of the folded calls into `f`'s middle.
+    continuations: HashMap<Resumption, Vec<u64>>,
+    /// Inclusive cost of the arcs from `f`'s code, per call site where
+    /// positions have an instruction address.
+    sites: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    /// Inclusive cost of the arcs from `f`'s code, per callee.
+    callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
+    /// JIT ranges' entries, with the names of their levels (`fib'2`).
+    entered: HashSet<(SymbolId, Vec<u8>)>,
+    /// Continuations named with a level above 1, by range and name.
+    resumed: HashMap<(SymbolId, Vec<u8>), JitName>,
 }
 
 impl Noted {
-    /// Forgets the arcs of `part` that no continuation of it needs (a
-    /// profile of many parts keeps only what its second pass uses).
+    /// Forgets the arcs of `part` from functions no continuation of it
+    /// resumes (a profile of many parts keeps only what its second pass
+    /// uses).
     pub fn end_part(&mut self, part: u64) {
-        let continuations = &self.continuations;
-        self.arcs
-            .retain(|&(p, f, x), _| p != part || continuations.contains_key(&(p, f, x)));
+        let resumed: HashSet<Of> = self
+            .continuations
+            .keys()
+            .map(|&(p, f, _, _)| (p, f))
+            .collect();
+        let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
+        self.sites.retain(|&(p, f), _| keep(p, f));
+        self.callees.retain(|&(p, f, _), _| keep(p, f));
+    }
+
+    /// The arcs a continuation of `of` at `addr`, called back by `x`,
+    /// comes out of, and their cost; `None` where no arc holds it.
+    fn arcs_of(&self, of: Of, addr: u64, x: Who) -> Option<(Arcs<Who>, &Vec<u64>)> {
+        if let Some(sites) = self.sites.get(&of) {
+            let (&site, cost) = sites.range(..addr).next_back()?;
+            return Some((Arcs::Site(site), cost));
+        }
+        let cost = self.callees.get(&(of.0, of.1, x))?;
+        Some((Arcs::To(x), cost))
     }
 
     /// The second pass's work; `None` where there is none.
     pub fn plan(&self, names: &Interner) -> Option<Plan> {
-        let mut plan = Plan::default();
-        for (&(part, resumed, caller), continuation) in &self.continuations {
-            let arcs = self.arcs.get(&(part, resumed, caller));
-            plan.unplaced += arcs.map_or(first(continuation), |_| 0);
-            let Some(arcs) = arcs else { continue };
-            let share = Share {
-                take: continuation
-                    .iter()
-                    .zip(arcs.iter().chain(std::iter::repeat(&0)))
-                    .map(|(&c, &a)| c.min(a))
-                    .collect(),
-                arcs: arcs.clone(),
-                seen: vec![0; arcs.len()],
+        let mut plan = Plan {
+            levels: self.lowered_levels(),
+            ..Plan::default()
+        };
+        // Per arcs: the continuations' cost summed, and the arcs' cost.
+        let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
+        for (&(part, f, addr, x), continuation) in &self.continuations {
+            plan.resumed += first(continuation);
+            let Some((arcs, cost)) = self.arcs_of((part, f), addr, x) else {
+                plan.unplaced += first(continuation);
+                continue;
+            };
+            let (sum, _) = taken.entry(((part, f), arcs)).or_insert((Vec::new(), cost));
+            add(sum, continuation);
+        }
+        for ((of, arcs), (continuation, cost)) in taken {
+            let arcs = match arcs {
+                Arcs::Site(site) => Arcs::Site(site),
+                Arcs::To(x) => Arcs::To(x.owned(names)),
             };
             plan.shares
-                .entry((part, resumed))
+                .entry(of)
                 .or_default()
-                .push((caller.owned(names), share));
+                .push((arcs, Share::new(&continuation, cost)));
         }
-        (!plan.shares.is_empty() || plan.unplaced > 0).then_some(plan)
+        (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// Continuations whose level no entry of their range has, with the
+    /// name they are to have (see the module's doc).
+    fn lowered_levels(&self) -> HashMap<(SymbolId, Vec<u8>), Vec<u8>> {
+        let entered =
+            |jit: &JitName, level: u32| self.entered.contains(&(jit.symbol, jit.at_level(level)));
+        let mut lowered = HashMap::new();
+        for (key, jit) in &self.resumed {
+            let level = jit.level();
+            if entered(jit, level) {
+                continue;
+            }
+            let below = (2..level).rev().find(|&l| entered(jit, l)).unwrap_or(1);
+            lowered.insert(key.clone(), jit.at_level(below));
+        }
+        lowered
+    }
+}
+
+fn add(sum: &mut Vec<u64>, values: &[u64]) {
+    if sum.len() < values.len() {
+        sum.resize(values.len(), 0);
+    }
+    for (s, v) in sum.iter_mut().zip(values) {
+        *s = s.saturating_add(*v);
     }
 }
 
 impl Plan {
-    /// True where arcs have cost to give back (else the first pass's
-    /// output stands; only `unplaced` is to report).
+    /// True where the second pass changes the output (else the first
+    /// pass's output stands; only `unplaced` is to report).
     pub fn takes_out(&self) -> bool {
-        !self.shares.is_empty()
+        !self.shares.is_empty() || !self.levels.is_empty()
     }
 
-    /// What the plan leaves in arcs, for the summary.
-    pub fn unplaced(&self) -> u64 {
-        self.unplaced
+    /// What the plan leaves in arcs, and the continuations' cost in all
+    /// (first event), for the summary.
+    pub fn unplaced(&self) -> (u64, u64) {
+        (self.unplaced, self.resumed)
     }
 }
 
-/// How much of one continuation comes out of the arcs of one pair.
+/// How much of one group of continuations comes out of its arcs.
 #[derive(Debug)]
 struct Share {
     /// The cost to take out, per event (at most the arcs' cost).
@@ -134,6 +223,21 @@ struct Share {
 }
 
 impl Share {
+    /// `continuation`'s cost out of arcs costing `arcs`: all of it, at
+    /// most what they hold.
+    fn new(continuation: &[u64], arcs: &[u64]) -> Share {
+        let take = continuation
+            .iter()
+            .zip(arcs.iter().chain(std::iter::repeat(&0)))
+            .map(|(&c, &a)| c.min(a))
+            .collect();
+        Share {
+            take,
+            arcs: arcs.to_vec(),
+            seen: vec![0; arcs.len()],
+        }
+    }
+
     /// What comes out of the next arc, whose costs are `arc`: its part of
     /// `take`, by the running total (the parts add up to `take` exactly).
     fn next(&mut self, arc: &[u64]) -> Vec<u64> {
@@ -154,13 +258,18 @@ impl Share {
     }
 }
 
-/// The second pass's work: per (part, `f`), the callees whose arcs give
-/// back a continuation.
+/// The second pass's work: per (part, `f`), the arcs that give back
+/// continuations, and the continuations whose level is lowered.
 #[derive(Debug, Default)]
 pub(in crate::callgrind) struct Plan {
-    shares: HashMap<(u64, SymbolId), Vec<(Callee, Share)>>,
+    shares: HashMap<Of, Vec<(Arcs<Callee>, Share)>>,
+    /// Continuations (range and name) whose level is lowered, and the
+    /// new name.
+    levels: HashMap<(SymbolId, Vec<u8>), Vec<u8>>,
     /// First-event cost of continuations with no arc to take them from.
     unplaced: u64,
+    /// First-event cost of every continuation.
+    resumed: u64,
 }
 
 fn first(costs: &[u64]) -> u64 {
@@ -168,11 +277,32 @@ fn first(costs: &[u64]) -> u64 {
 }
 
 impl Rewriter<'_> {
-    /// A folded call into `resumed`'s middle by `caller`, with the costs
-    /// of its position line.
+    /// The name a JIT pseudo-function is written under: its own, noted in
+    /// the first pass; a continuation's with its level lowered where the
+    /// plan says so in the second.
+    pub(super) fn leveled_name(&mut self, jit: &JitName) -> Vec<u8> {
+        let Some(plan) = &self.reentry.plan else {
+            let noted = &mut self.reentry.noted;
+            match jit.entry {
+                true => _ = noted.entered.insert((jit.symbol, jit.name.clone())),
+                false if jit.level() > 1 => {
+                    let key = (jit.symbol, jit.name.clone());
+                    noted.resumed.insert(key, jit.clone());
+                }
+                false => {}
+            }
+            return jit.name.clone();
+        };
+        let key = (jit.symbol, jit.name.clone());
+        let lowered = plan.levels.get(&key).filter(|_| !jit.entry);
+        lowered.unwrap_or(&jit.name).clone()
+    }
+
+    /// A folded call into `resumed`'s middle at `addr` by `caller`, with
+    /// the costs of its position line.
     pub(super) fn note_continuation(
         &mut self,
-        resumed: SymbolId,
+        (resumed, addr): (SymbolId, u64),
         caller: Option<Who>,
         costs: &[u8],
     ) -> Res {
@@ -182,41 +312,49 @@ impl Rewriter<'_> {
         if self.reentry.plan.is_some() {
             return Ok(());
         }
-        let key = (self.stats.parts, resumed, caller);
+        let key = (self.stats.parts, resumed, addr, caller);
         let sum = self.reentry.noted.continuations.entry(key).or_default();
         Ok(add_costs(sum, costs)?)
     }
 
-    /// An arc from `owner`'s code to `callee` with `costs`: noted in the
-    /// first pass; in the second, the costs with its share of a
-    /// continuation taken out (`None`: unchanged).
+    /// An arc from `owner`'s code to `callee` made at `site` (its
+    /// instruction address, if known) with `costs`: noted in the first
+    /// pass; in the second, the costs with its share of a continuation
+    /// taken out (`None`: unchanged).
     pub(super) fn arc_costs(
         &mut self,
         owner: SymbolId,
         callee: Who,
+        site: Option<u64>,
         costs: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
         let Some(plan) = self.reentry.plan.as_mut() else {
-            let sum = self
-                .reentry
-                .noted
-                .arcs
-                .entry((part, owner, callee))
-                .or_default();
-            add_costs(sum, costs)?;
+            let noted = &mut self.reentry.noted;
+            if let Some(site) = site {
+                let sites = noted.sites.entry((part, owner)).or_default();
+                add_costs(sites.entry(site).or_default(), costs)?;
+            }
+            add_costs(
+                noted.callees.entry((part, owner, callee)).or_default(),
+                costs,
+            )?;
             return Ok(None);
         };
         let Some(shares) = plan.shares.get_mut(&(part, owner)) else {
             return Ok(None);
         };
-        let callee = callee.owned(&self.names);
-        let Some((_, share)) = shares.iter_mut().find(|(c, _)| *c == callee) else {
+        let arcs = match site {
+            Some(site) => Arcs::Site(site),
+            None => Arcs::To(callee.owned(&self.names)),
+        };
+        let Some((_, share)) = shares.iter_mut().find(|(a, _)| *a == arcs) else {
             return Ok(None);
         };
         let mut arc = all_costs(costs)?;
         let take = share.next(&arc);
         self.stats.reentry.taken += first(&take);
+        self.stats.reentry.held += first(&arc);
         for (a, t) in arc.iter_mut().zip(&take) {
             *a -= t;
         }
@@ -276,14 +414,81 @@ mod tests {
         let mut noted = Noted::default();
         let names = Interner::default();
         let (f, x) = (SymbolId(1), Who::Jit(SymbolId(2)));
-        noted.continuations.insert((1, f, x), vec![40, 2]);
+        noted.continuations.insert((1, f, 0x1010, x), vec![40, 2]);
         let plan = noted.plan(&names).unwrap();
         assert!(!plan.takes_out());
-        assert_eq!(plan.unplaced(), 40);
-        noted.arcs.insert((1, f, x), vec![30]);
+        assert_eq!(plan.unplaced(), (40, 40));
+        noted.callees.insert((1, f, x), vec![30]);
         let plan = noted.plan(&names).unwrap();
         assert!(plan.takes_out());
-        let share = &plan.shares[&(1, f)][0].1;
-        assert_eq!(share.take, [30, 0]);
+        let (arcs, share) = &plan.shares[&(1, f)][0];
+        assert_eq!(
+            (arcs, &share.take[..]),
+            (&Arcs::To(Callee::Jit(SymbolId(2))), &[30, 0][..])
+        );
+    }
+
+    #[test]
+    fn a_continuation_comes_out_of_the_call_it_returns_from() {
+        // Sites at 0x1004 and 0x1020; continuations at 0x1010 (after the
+        // first call) and 0x1030 (after the second), through other callers.
+        let mut noted = Noted::default();
+        let names = Interner::default();
+        let f = SymbolId(1);
+        let sites = BTreeMap::from([(0x1004, vec![100]), (0x1020, vec![50])]);
+        noted.sites.insert((1, f), sites);
+        let (a, b) = (Who::Jit(SymbolId(2)), Who::Jit(SymbolId(3)));
+        noted.continuations.insert((1, f, 0x1010, a), vec![60]);
+        noted.continuations.insert((1, f, 0x1030, a), vec![20]);
+        noted.continuations.insert((1, f, 0x1030, b), vec![45]);
+        // Before every site: no call to return from.
+        noted.continuations.insert((1, f, 0x1000, b), vec![7]);
+        let plan = noted.plan(&names).unwrap();
+        let mut taken: Vec<_> = plan.shares[&(1, f)]
+            .iter()
+            .map(|(arcs, share)| (arcs.clone(), share.take.clone()))
+            .collect();
+        taken.sort_by_key(|(arcs, _)| format!("{arcs:?}"));
+        assert_eq!(
+            taken,
+            [
+                (Arcs::Site(0x1004), vec![60]),
+                (Arcs::Site(0x1020), vec![50])
+            ]
+        );
+        assert_eq!(plan.unplaced(), (7, 132));
+    }
+
+    #[test]
+    fn a_continuation_keeps_a_level_its_range_was_entered_at() {
+        let mut noted = Noted::default();
+        let names = Interner::default();
+        let jit = |name: &[u8], entry| JitName {
+            symbol: SymbolId(1),
+            name: name.to_vec(),
+            level: name
+                .iter()
+                .position(|&b| b == b'\'')
+                .map(|i| i + 1..name.len()),
+            entry,
+            addr: 0,
+            ambiguous: false,
+        };
+        noted.entered.insert((SymbolId(1), b"f'2".to_vec()));
+        noted.entered.insert((SymbolId(1), b"f".to_vec()));
+        for name in [&b"f'2"[..], b"f'3", b"f'5"] {
+            noted
+                .resumed
+                .insert((SymbolId(1), name.to_vec()), jit(name, false));
+        }
+        noted.entered.insert((SymbolId(1), b"f'5".to_vec()));
+        let levels = noted.lowered_levels();
+        assert_eq!(levels.len(), 1);
+        assert_eq!(levels[&(SymbolId(1), b"f'3".to_vec())], b"f'2");
+        noted.entered.clear();
+        let levels = noted.lowered_levels();
+        assert_eq!(levels[&(SymbolId(1), b"f'5".to_vec())], b"f");
+        let plan = noted.plan(&names).unwrap();
+        assert!(plan.takes_out());
     }
 }
