@@ -44,6 +44,9 @@ pub struct Input {
     pub kind: Kind,
     /// Its permission bits (0600 for a spooled copy).
     pub mode: u32,
+    /// Read from stdin, a pipe or a FIFO into a copy: it has no folder
+    /// of its own to write beside.
+    pub spooled: bool,
 }
 
 impl Input {
@@ -55,25 +58,28 @@ impl Input {
             file: self.file.try_clone()?,
             kind: self.kind,
             mode: self.mode,
+            spooled: self.spooled,
         })
     }
 
     /// Opens `path` (`-` is stdin) and tells what it is.
     pub fn open(path: &Path) -> Result<Input> {
         let name = path.display();
-        let (file, mode) = open_readable(path).with_context(|| format!("cannot read '{name}'"))?;
+        let (file, mode, spooled) =
+            open_readable(path).with_context(|| format!("cannot read '{name}'"))?;
         let kind = kind(path, &file)?;
         Ok(Input {
             path: path.to_path_buf(),
             file,
             kind,
             mode,
+            spooled,
         })
     }
 
-    /// True for stdin.
-    pub fn is_stdin(&self) -> bool {
-        self.path == Path::new("-")
+    /// True for stdin, a pipe or a FIFO (`-`, `/dev/stdin`, `<(...)`).
+    pub fn is_spooled(&self) -> bool {
+        self.spooled
     }
 
     /// The file, rewound, for one pass of reading.
@@ -83,19 +89,20 @@ impl Input {
     }
 }
 
-/// A regular file as it is; anything else copied into an unlinked
-/// temporary file first, so nothing read to tell its type is lost.
-fn open_readable(path: &Path) -> std::io::Result<(File, u32)> {
+/// A regular file as it is, with its mode; anything else copied into an
+/// unlinked temporary file first (mode 0600, spooled), so nothing read to
+/// tell its type is lost.
+fn open_readable(path: &Path) -> std::io::Result<(File, u32, bool)> {
     use std::os::unix::fs::PermissionsExt;
     if path != Path::new("-") {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if meta.is_file() {
-            return Ok((file, meta.permissions().mode() & 0o7777));
+            return Ok((file, meta.permissions().mode() & 0o7777, false));
         }
-        return Ok((spool(file)?, 0o600));
+        return Ok((spool(file)?, 0o600, true));
     }
-    Ok((spool(std::io::stdin().lock())?, 0o600))
+    Ok((spool(std::io::stdin().lock())?, 0o600, true))
 }
 
 fn spool(mut from: impl std::io::Read) -> std::io::Result<File> {

@@ -68,6 +68,10 @@ fn sources(s: &mut String, report: &Report) {
         .pid
         .map(|p| format!(" of pid {p}"))
         .unwrap_or_default();
+    let of = match &report.folder {
+        Some(folder) => format!("{of} (the run in '{}')", folder.display()),
+        None => of,
+    };
     if table.sources().is_empty() {
         let _ = writeln!(
             s,

@@ -302,3 +302,86 @@ fn a_symbol_file_on_stdin_serves_every_process_it_is_given_to() {
         );
     }
 }
+
+/// Gives run `b` the pid of `a` (its profile's `pid:` line, its jitdump's
+/// header and both names) in a folder of its own: a container run twice.
+fn as_same_pid(dir: &Path, a: &Run, b: &Run) -> Run {
+    let folder = dir.join("B");
+    std::fs::create_dir_all(&folder).unwrap();
+    let text = std::fs::read_to_string(&b.profile).unwrap();
+    let text = text.replace(&format!("pid: {}\n", b.pid), &format!("pid: {}\n", a.pid));
+    let profile = folder.join(format!("callgrind.out.{}", a.pid));
+    std::fs::write(&profile, text).unwrap();
+    let mut data = std::fs::read(&b.dump).unwrap();
+    data[20..24].copy_from_slice(&a.pid.to_ne_bytes());
+    let dump = folder.join(format!("jit-{}.dump", a.pid));
+    std::fs::write(&dump, data).unwrap();
+    Run {
+        pid: a.pid,
+        profile,
+        dump,
+    }
+}
+
+#[test]
+fn two_runs_that_share_a_pid_are_named_each_from_its_own_files() {
+    let dir = util::scratch("prov-same-pid");
+    let a = run(&dir, "A", &["fib_A", "1000"], &[]);
+    let other = run(&dir, "other", &["fib_B", "1000"], &[]);
+    let b = as_same_pid(&dir, &a, &other);
+    let rel = |p: &Path| p.strip_prefix(&dir).unwrap().to_str().unwrap().to_string();
+    let (pa, pb, da, db) = (rel(&a.profile), rel(&b.profile), rel(&a.dump), rel(&b.dump));
+    let named = |r: &Run| {
+        listed(
+            &r.profile
+                .with_file_name(format!("callgrind.jit.out.{}", r.pid)),
+        )
+    };
+    for args in [vec![&pa, &pb], vec![&pa, &pb, &db, &da]] {
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let out = util::annotate(&dir, &args);
+        let said = stderr(&out);
+        assert!(out.status.success(), "{said}");
+        let (named_a, named_b) = (named(&a), named(&b));
+        assert!(
+            named_a.contains("fib_A") && !named_a.contains("fib_B"),
+            "{named_a}\n{said}"
+        );
+        assert!(
+            named_b.contains("fib_B") && !named_b.contains("fib_A"),
+            "{named_b}\n{said}"
+        );
+        assert!(said.contains("(the run in '"), "{said}");
+    }
+    // Joined per run, beside each run's parts: never one process of two.
+    let out = util::annotate(&dir, &[&pa, &pb, "--merge"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for r in [&a, &b] {
+        let merged = r
+            .profile
+            .with_file_name(format!("callgrind.jit.merged.{}", r.pid));
+        let joined = std::fs::read_to_string(&merged).unwrap();
+        let raw = std::fs::read_to_string(&r.profile).unwrap();
+        let totals = |t: &str| {
+            t.lines()
+                .find(|l| l.starts_with("totals:"))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(totals(&joined), totals(&raw), "{}", merged.display());
+    }
+    let out = util::annotate(&dir, &[&pa, &pb, "--merge", "-o", "both"]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("the profiles are of 2 runs"), "{said}");
+    assert!(!dir.join("both").exists());
+    // A given file beside neither run could be either's.
+    let loose = copy_into(&dir, &a.dump);
+    let out = util::annotate(&dir, &[&pa, &pb, loose.to_str().unwrap()]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("could be either of the runs of pid"),
+        "{said}"
+    );
+}

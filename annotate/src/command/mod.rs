@@ -66,6 +66,9 @@ pub struct Rewritten {
 pub struct Report {
     /// The process's pid (`None`: its profiles have no `pid:` line).
     pub pid: Option<u32>,
+    /// The folder of its profiles, where another run given with them
+    /// had the same pid (a pid names a run only with its folder then).
+    pub folder: Option<PathBuf>,
     /// Each of its profiles rewritten, in the order given.
     pub profiles: Vec<Rewritten>,
     /// Profiles skipped because they were empty (thread runs leave one).
@@ -109,8 +112,9 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
         .chain(&sources)
         .map(|i| i.path.clone())
         .collect();
-    let groups = by_process(profiles);
-    let pids: Vec<Option<u32>> = groups.iter().map(|g| g.0).collect();
+    let groups = by_run(profiles);
+    let runs: Vec<Run> = groups.iter().map(|g| g.run.clone()).collect();
+    let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
     let provenances = if sources.is_empty() {
         let found: Vec<Provenance> = groups
             .iter()
@@ -126,14 +130,24 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
         );
         found
     } else {
-        provenance::given(&pids, sources, request.any_pid)?
+        provenance::given(&runs, sources, request.any_pid)?
     };
+    if request.merge && request.output.is_some() && groups.len() > 1 {
+        bail!(
+            "--merge -o names one file, but the profiles are of {} runs: \
+             leave out -o to join each run's parts beside them",
+            groups.len()
+        );
+    }
     let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
     let mut reports = Vec::new();
-    for ((pid, profiles), provenance) in groups.into_iter().zip(provenances) {
+    let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
+    for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
         let symbols = load_symbols(&provenance.used, request.bias, Vec::new())?;
+        let pid = run.pid;
         let mut report = Report {
             pid,
+            folder: run.folder.filter(|_| shared_pid(pid)),
             symbols,
             provenance: provenance.notes,
             ..Report::default()
@@ -163,26 +177,59 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
     Ok(reports)
 }
 
-/// The profiles grouped by the pid of their `pid:` line, in the order given.
-fn by_process(profiles: Vec<Input>) -> Vec<(Option<u32>, Vec<Input>)> {
-    let mut groups: Vec<(Option<u32>, Vec<Input>)> = Vec::new();
+/// One run of a program: the pid of its profiles' `pid:` line and the
+/// folder they are in. Containers and CI jobs give a program the same pid
+/// on every run, so profiles of one pid in two folders are two runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// The `pid:` line's pid.
+    pub pid: Option<u32>,
+    /// The profiles' folder (`None`: read from a pipe).
+    pub folder: Option<PathBuf>,
+}
+
+impl Run {
+    fn of(profile: &Input) -> Run {
+        let folder = (!profile.is_spooled())
+            .then(|| std::path::absolute(&profile.path).ok())
+            .flatten()
+            .and_then(|p| p.parent().and_then(|d| d.canonicalize().ok()));
+        Run {
+            pid: input::profile_pid(&profile.file),
+            folder,
+        }
+    }
+}
+
+/// One run's profiles.
+struct Group {
+    run: Run,
+    profiles: Vec<Input>,
+}
+
+/// The profiles grouped by run, in the order given.
+fn by_run(profiles: Vec<Input>) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
     for profile in profiles {
-        let pid = input::profile_pid(&profile.file);
-        match groups.iter_mut().find(|g| g.0 == pid) {
-            Some(group) => group.1.push(profile),
-            None => groups.push((pid, vec![profile])),
+        let run = Run::of(&profile);
+        match groups.iter_mut().find(|g| g.run == run) {
+            Some(group) => group.profiles.push(profile),
+            None => groups.push(Group {
+                run,
+                profiles: vec![profile],
+            }),
         }
     }
     groups
 }
 
-/// The symbol files found for one process's profiles.
-fn discover_for(group: &(Option<u32>, Vec<Input>), started: Option<SystemTime>) -> Provenance {
-    let (Some(pid), profiles) = group else {
+/// The symbol files found for one run's profiles.
+fn discover_for(group: &Group, started: Option<SystemTime>) -> Provenance {
+    let (Some(pid), profiles) = (group.run.pid, &group.profiles) else {
         return Provenance::default();
     };
     let first = &profiles[0];
-    let beside = if first.is_stdin() {
+    let beside = if first.is_spooled() {
         Path::new("-")
     } else {
         &first.path
@@ -191,7 +238,7 @@ fn discover_for(group: &(Option<u32>, Vec<Input>), started: Option<SystemTime>) 
         .iter()
         .filter_map(|p| p.file.metadata().and_then(|m| m.modified()).ok())
         .max();
-    provenance::discovered(*pid, beside, ended, started)
+    provenance::discovered(pid, beside, ended, started)
 }
 
 /// Rewrites one profile into its output, and the machine code of the JIT
@@ -257,8 +304,8 @@ fn merge_target(
     profiles: &[Input],
     protected: &[&Path],
 ) -> Result<Target> {
-    if profiles.iter().any(Input::is_stdin) {
-        bail!("--merge joins files: it cannot take a profile read from standard input");
+    if profiles.iter().any(Input::is_spooled) {
+        bail!("--merge joins files: it cannot take a profile read from a pipe or standard input");
     }
     let target = match &request.output {
         Some(out) => Target::from_arg(out),
@@ -290,11 +337,12 @@ fn merge_parts(report: &Report, target: Target) -> Result<PathBuf> {
     }
 }
 
-/// `-o` if given; stdin's profile goes to stdout; else the default name.
+/// `-o` if given; a profile read from a pipe goes to stdout; else the
+/// default name beside it.
 fn target_for(output: Option<&Path>, profile: &Input) -> Target {
     match output {
         Some(o) => Target::from_arg(o),
-        None if profile.is_stdin() => Target::Stdout,
+        None if profile.is_spooled() => Target::Stdout,
         None => Target::File(output::default_output(&profile.path)),
     }
 }

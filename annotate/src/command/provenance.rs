@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Result};
 
-use super::discover;
+use super::{discover, Run};
 use crate::input::{Input, Kind};
 
 /// How much later than its profile a symbol file may have been written
@@ -102,14 +102,17 @@ fn show(path: &Path) -> String {
     format!("'{}'", path.display())
 }
 
-/// Assigns the symbol files the user gave to the processes `pids` (a
-/// profile without a `pid:` line is `None`). A file naming another
-/// process is refused unless `any_pid`.
-pub fn given(pids: &[Option<u32>], sources: Vec<Input>, any_pid: bool) -> Result<Vec<Provenance>> {
+/// Assigns the symbol files the user gave to the runs `runs`. A file
+/// naming another process is refused unless `any_pid`; where two runs
+/// share its pid, it goes to the run whose folder it is in.
+pub fn given(runs: &[Run], sources: Vec<Input>, any_pid: bool) -> Result<Vec<Provenance>> {
+    let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
+    let pids = &pids[..];
     let mut result: Vec<Provenance> = pids.iter().map(|_| Provenance::default()).collect();
     for source in sources {
         let evidence = Evidence::of(&source);
         let targets = targets(pids, &source.path, evidence.pid, any_pid)?;
+        let targets = same_folder(runs, &source, targets)?;
         for &i in &targets {
             let why = match (evidence.pid, pids[i]) {
                 (Some(a), Some(b)) if a == b => format!("written by pid {a}"),
@@ -164,6 +167,41 @@ fn targets(
         None => Ok(all),
         Some(_) => Ok(matching),
     }
+}
+
+/// Of `targets`, the runs that share a pid: only the one whose folder
+/// holds the file (two runs are never named from one file).
+fn same_folder(runs: &[Run], source: &Input, targets: Vec<usize>) -> Result<Vec<usize>> {
+    let shared = |i: usize| {
+        targets
+            .iter()
+            .filter(|&&j| runs[j].pid == runs[i].pid)
+            .count()
+            > 1
+    };
+    if !targets.iter().any(|&i| shared(i)) {
+        return Ok(targets);
+    }
+    let folder = std::path::absolute(&source.path)
+        .ok()
+        .and_then(|p| p.parent().and_then(|d| d.canonicalize().ok()));
+    let beside = |i: usize| folder.is_some() && runs[i].folder == folder;
+    let kept: Vec<usize> = targets
+        .iter()
+        .copied()
+        .filter(|&i| !shared(i) || beside(i))
+        .collect();
+    if kept.iter().any(|&i| shared(i)) {
+        return Ok(kept);
+    }
+    let pid = runs[targets[0]]
+        .pid
+        .map_or("none".to_string(), |p| p.to_string());
+    bail!(
+        "{} could be either of the runs of pid {pid} given: put each run's symbol files \
+         beside its profiles, or annotate one run at a time",
+        show(&source.path)
+    )
 }
 
 fn join(pids: &[u32]) -> String {
