@@ -146,6 +146,13 @@ pub struct AnnotateArgs {
     #[arg(long)]
     pub any_pid: bool,
 
+    /// Use symbol files found of any owner. By default a found jitdump or
+    /// perf map owned by another user (not you, root or the profile's
+    /// owner), or writable by anyone, is set aside: any user can plant one
+    /// in /tmp under a pid's name. Files given by name are always used.
+    #[arg(long)]
+    pub any_owner: bool,
+
     /// Write no code image: by default the machine code of the JIT
     /// functions a profile names is written beside its output as
     /// jit-code.OUTPUT.elf (from the jitdump's code bytes), for
@@ -175,6 +182,7 @@ impl AnnotateArgs {
             bias: self.bias.mode(),
             allow_truncated: self.allow_truncated,
             any_pid: self.any_pid,
+            any_owner: self.any_owner,
             no_code: self.no_code,
             merge: self.merge,
             started: None,

@@ -385,3 +385,78 @@ fn two_runs_that_share_a_pid_are_named_each_from_its_own_files() {
         "{said}"
     );
 }
+
+#[test]
+fn a_symbol_file_another_user_planted_is_set_aside() {
+    let dir = util::scratch("prov-planted");
+    let r = run(&dir, "r", &["mine", "1000"], &[]);
+    let evil = run(&dir, "evil", &["EVIL_from_tmp", "1000"], &[]);
+    // Planted where runtimes write (the current folder stands for /tmp):
+    // the run's pid in its name and header, a later header time, and a
+    // file time within the profile's.
+    let cwd = dir.join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let dump = cwd.join(format!("jit-{}.dump", r.pid));
+    let mut data = std::fs::read(&evil.dump).unwrap();
+    data[20..24].copy_from_slice(&r.pid.to_ne_bytes());
+    std::fs::write(&dump, data).unwrap();
+    let map = cwd.join(format!("perf-{}.map", r.pid));
+    std::fs::write(&map, format!("{:x} 40 EVIL_map\n", code_addr(&r.dump))).unwrap();
+    for file in [&dump, &map] {
+        util::run_ok(
+            std::process::Command::new("touch")
+                .arg("-r")
+                .arg(&r.profile)
+                .arg(file),
+        );
+    }
+    let profile = r.profile.to_str().unwrap();
+    let names = |out: &str| listed(&cwd.join(out));
+    // Writable by anyone: any user could have put its bytes there.
+    let chmod = |mode| {
+        use std::os::unix::fs::PermissionsExt;
+        for file in [&dump, &map] {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+    };
+    chmod(0o666);
+    let out = util::annotate(&cwd, &[profile, "-o", "open.out"]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        names("open.out").contains("mine") && !names("open.out").contains("EVIL"),
+        "{said}"
+    );
+    assert!(said.contains("not used: anyone may write it"), "{said}");
+    chmod(0o644);
+    // Owned by another user (as root, the test can give it one).
+    let chown = std::process::Command::new("chown")
+        .arg("nobody")
+        .args([&dump, &map])
+        .status();
+    if !chown.is_ok_and(|s| s.success()) {
+        return util::skip("a_symbol_file_another_user_planted", "chown needs root");
+    }
+    let out = util::annotate(&cwd, &[profile, "-o", "owned.out"]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let named = names("owned.out");
+    assert!(
+        named.contains("mine") && !named.contains("EVIL"),
+        "{named}\n{said}"
+    );
+    assert_eq!(
+        said.matches("not used: owned by nobody").count(),
+        2,
+        "{said}"
+    );
+    // Asked for: used, and said whose.
+    let out = util::annotate(&cwd, &[profile, "-o", "any.out", "--any-owner"]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(names("any.out").contains("EVIL_from_tmp"), "{said}");
+    assert!(
+        said.contains("the newest of 2 candidates, owned by nobody"),
+        "{said}"
+    );
+}

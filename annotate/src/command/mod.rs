@@ -37,6 +37,8 @@ pub struct Request {
     /// Use every given symbol file for every profile, whatever process it
     /// names.
     pub any_pid: bool,
+    /// Use symbol files found of any owner, even writable by anyone.
+    pub any_owner: bool,
     /// Write no code image beside the outputs (`--no-code`).
     pub no_code: bool,
     /// Also write each process's annotated parts joined into one profile
@@ -116,10 +118,7 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
     let runs: Vec<Run> = groups.iter().map(|g| g.run.clone()).collect();
     let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
     let provenances = if sources.is_empty() {
-        let found: Vec<Provenance> = groups
-            .iter()
-            .map(|g| discover_for(g, request.started))
-            .collect();
+        let found: Vec<Provenance> = groups.iter().map(|g| discover_for(g, request)).collect();
         if found.iter().all(|p| p.used.is_empty()) {
             return Err(no_symbols(&pids, &found).into());
         }
@@ -224,7 +223,7 @@ fn by_run(profiles: Vec<Input>) -> Vec<Group> {
 }
 
 /// The symbol files found for one run's profiles.
-fn discover_for(group: &Group, started: Option<SystemTime>) -> Provenance {
+fn discover_for(group: &Group, request: &Request) -> Provenance {
     let (Some(pid), profiles) = (group.run.pid, &group.profiles) else {
         return Provenance::default();
     };
@@ -238,7 +237,14 @@ fn discover_for(group: &Group, started: Option<SystemTime>) -> Provenance {
         .iter()
         .filter_map(|p| p.file.metadata().and_then(|m| m.modified()).ok())
         .max();
-    provenance::discovered(pid, beside, ended, started)
+    let trust = provenance::Trust {
+        profile_owner: (!first.is_spooled())
+            .then(|| first.file.metadata().ok())
+            .flatten()
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m)),
+        any_owner: request.any_owner,
+    };
+    provenance::discovered(pid, beside, ended, request.started, trust)
 }
 
 /// Rewrites one profile into its output, and the machine code of the JIT

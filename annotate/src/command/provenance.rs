@@ -27,6 +27,65 @@ pub struct Provenance {
     pub looked: Vec<PathBuf>,
 }
 
+/// Who may have written a symbol file that annotate finds by itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trust {
+    /// The owner of the profiles (their process wrote its files as them).
+    pub profile_owner: Option<u32>,
+    /// `--any-owner`: use files of any owner, writable by anyone.
+    pub any_owner: bool,
+}
+
+impl Trust {
+    /// Why a found file cannot be trusted to be the run's, if it cannot:
+    /// another user (not the caller, root or the profile's owner) owns
+    /// it, or anyone may write it. In a shared folder such as /tmp, any
+    /// user can plant a file under a pid's name.
+    fn refuses(&self, owner: u32, mode: u32) -> Option<String> {
+        if self.any_owner {
+            return None;
+        }
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if owner != me && owner != 0 && Some(owner) != self.profile_owner {
+            return Some(format!(
+                "owned by {}, not by you or the profile's owner (--any-owner uses it)",
+                user_name(owner)
+            ));
+        }
+        (mode & 0o002 != 0).then(|| "anyone may write it (--any-owner uses it anyway)".to_string())
+    }
+}
+
+/// The login name of `uid`, else the number.
+pub fn user_name(uid: u32) -> String {
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes only into `entry` and `buf`, whose sizes
+    // it is told, and sets `found` to `&entry` or null.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() || entry.pw_name.is_null() {
+        return format!("uid {uid}");
+    }
+    // SAFETY: on success pw_name points to a NUL-terminated string in `buf`.
+    let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
+    name.to_string_lossy().into_owned()
+}
+
+/// The owner of a file, said in a note where it is not the caller.
+fn owner_note(input: &Input) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = input.file.metadata() else {
+        return String::new();
+    };
+    // SAFETY: geteuid has no preconditions.
+    if meta.uid() == unsafe { libc::geteuid() } {
+        return String::new();
+    }
+    format!(", owned by {}", user_name(meta.uid()))
+}
+
 /// What a file's own content and name say about the process that wrote it.
 #[derive(Clone, Copy, Debug)]
 struct Evidence {
@@ -120,9 +179,10 @@ pub fn given(runs: &[Run], sources: Vec<Input>, any_pid: bool) -> Result<Vec<Pro
                 (None, _) => "names no pid; the only process".to_string(),
                 (Some(a), None) => format!("written by pid {a}; the profile names no pid"),
             };
+            let owner = owner_note(&source);
             result[i]
                 .notes
-                .push((source.path.clone(), format!("given, {why}")));
+                .push((source.path.clone(), format!("given, {why}{owner}")));
         }
         if let Some((&last, rest)) = targets.split_last() {
             for &i in rest {
@@ -219,6 +279,7 @@ pub fn discovered(
     beside: &Path,
     ended: Option<SystemTime>,
     started: Option<SystemTime>,
+    trust: Trust,
 ) -> Provenance {
     let discovery = discover::sources_for(pid, beside);
     let mut provenance = Provenance {
@@ -231,7 +292,11 @@ pub fn discovered(
             continue;
         };
         let evidence = Evidence::of(&input);
-        match set_aside(pid, &evidence, ended, started) {
+        let refused = input.file.metadata().ok().and_then(|m| {
+            use std::os::unix::fs::MetadataExt;
+            trust.refuses(m.uid(), m.mode())
+        });
+        match refused.or_else(|| set_aside(pid, &evidence, ended, started)) {
             Some(why) => provenance.notes.push((path, format!("not used: {why}"))),
             None => candidates.push((input, evidence)),
         }
@@ -249,9 +314,10 @@ pub fn discovered(
                 1 => "the only candidate".to_string(),
                 n => format!("the newest of {n} candidates"),
             };
+            let owner = owner_note(&input);
             provenance
                 .notes
-                .push((input.path.clone(), format!("found, {why}")));
+                .push((input.path.clone(), format!("found, {why}{owner}")));
             provenance.used.push(input);
         }
         for (input, _) in files {
