@@ -36,10 +36,18 @@ pub fn wanted(table: &SymbolTable) -> bool {
 /// Refuses a path that holds something other than an image of ours, or
 /// one of the inputs.
 pub fn check_target(path: &Path, protected: &[&Path]) -> Result<()> {
-    crate::output::check_target(path, protected)?;
+    crate::output::check_not_input(path, protected)?;
+    if let Some(what) = crate::output::not_regular(path) {
+        bail!(
+            "refusing to replace '{}': it is {} (--no-code writes no code image)",
+            path.display(),
+            what.describe()
+        );
+    }
     match std::fs::read(path) {
         Ok(bytes) if !is_ours(&bytes) => bail!(
-            "refusing to replace '{}': it is not a code image callgrind-jit wrote",
+            "refusing to replace '{}': it is not a code image callgrind-jit wrote \
+             (--no-code writes no code image)",
             path.display()
         ),
         _ => Ok(()),
@@ -59,19 +67,21 @@ struct Function {
 }
 
 /// Writes the image of `symbols` (those a profile names) to `path`, whole
-/// or not at all. Returns how many functions it holds (0: nothing written,
-/// no symbol had code bytes).
+/// or not at all, with permission bits `mode` (the profile's). Returns
+/// how many functions it holds (0: nothing written, no symbol had code
+/// bytes).
 pub fn write(
     table: &SymbolTable,
     symbols: impl Iterator<Item = SymbolId>,
     path: &Path,
+    mode: u32,
 ) -> Result<usize> {
     let functions = functions(table, symbols)?;
     if functions.is_empty() {
         return Ok(0);
     }
     let bytes = image(&functions)?;
-    crate::output::write_atomically(path, 0o644, |mut file| {
+    crate::output::write_atomically(path, mode, |mut file| {
         file.write_all(&bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))
     })?;

@@ -106,7 +106,7 @@ fn open_readable(path: &Path) -> std::io::Result<(File, u32, bool)> {
 }
 
 fn spool(mut from: impl std::io::Read) -> std::io::Result<File> {
-    let mut file = crate::output::unlinked_temp_file("input")?;
+    let mut file = crate::output::unlinked_temp_file()?;
     std::io::copy(&mut from, &mut file)?;
     Ok(file)
 }

@@ -48,6 +48,25 @@ pub fn default_output(input: &Path) -> PathBuf {
 /// found), or that is not a regular file: a rename would replace a link,
 /// a device or a FIFO instead of writing to it.
 pub fn check_target(output: &Path, protected: &[&Path]) -> Result<()> {
+    check_not_input(output, protected)?;
+    if let Some(what) = not_regular(output) {
+        let advice = match what {
+            NotRegular::Link => "give the file it points to",
+            NotRegular::Folder => "give a file name",
+            NotRegular::Fifo => "use -o - and a pipe",
+            NotRegular::Device => "use -o - to write to standard output",
+        };
+        bail!(
+            "refusing to replace '{}': it is {} ({advice})",
+            output.display(),
+            what.describe()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses `output` if it is one of `protected`, by path or by file.
+pub fn check_not_input(output: &Path, protected: &[&Path]) -> Result<()> {
     let out = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
     let out_real = output.canonicalize().ok();
     for input in protected {
@@ -57,59 +76,83 @@ pub fn check_target(output: &Path, protected: &[&Path]) -> Result<()> {
             bail!("refusing to overwrite input '{}'", input.display());
         }
     }
-    let Ok(meta) = std::fs::symlink_metadata(output) else {
-        return Ok(());
-    };
-    let kind = meta.file_type();
-    let what = if kind.is_file() {
-        return Ok(());
-    } else if kind.is_symlink() {
-        "a symbolic link (give the file it points to)"
-    } else if kind.is_dir() {
-        "a folder"
-    } else if kind.is_fifo() {
-        "a FIFO (use -o - and a pipe)"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device (use -o - to write to standard output)"
-    } else {
-        "not a regular file"
-    };
-    bail!("refusing to replace '{}': it is {what}", output.display())
+    Ok(())
 }
 
-/// Writes `path` through a temporary file beside it, with permission bits
-/// `mode`, renamed into place only when `fill` succeeds; on failure
-/// nothing is left behind.
+/// What is at a path that a rename must not replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotRegular {
+    /// A symbolic link.
+    Link,
+    /// A folder.
+    Folder,
+    /// A FIFO.
+    Fifo,
+    /// A device or a socket.
+    Device,
+}
+
+impl NotRegular {
+    /// Its name in an error.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NotRegular::Link => "a symbolic link",
+            NotRegular::Folder => "a folder",
+            NotRegular::Fifo => "a FIFO",
+            NotRegular::Device => "a device or socket",
+        }
+    }
+}
+
+/// What is at `path` if it exists and is not a regular file.
+pub fn not_regular(path: &Path) -> Option<NotRegular> {
+    let kind = std::fs::symlink_metadata(path).ok()?.file_type();
+    Some(if kind.is_file() {
+        return None;
+    } else if kind.is_symlink() {
+        NotRegular::Link
+    } else if kind.is_dir() {
+        NotRegular::Folder
+    } else if kind.is_fifo() {
+        NotRegular::Fifo
+    } else {
+        NotRegular::Device
+    })
+}
+
+/// Writes `path` through a temporary file beside it (a name no other user
+/// can guess), with permission bits `mode`, renamed into place only when
+/// `fill` succeeds; on failure nothing is left behind.
 pub fn write_atomically<T>(
     path: &Path,
     mode: u32,
     fill: impl FnOnce(&File) -> Result<T>,
 ) -> Result<T> {
-    let tmp = tempfile_for(path);
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .with_context(|| format!("cannot create '{}'", tmp.display()))?;
-    let result = (|| {
-        // Exactly the input's bits, whatever the umask: a 0600 profile
-        // stays private.
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        let value = fill(&file)?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename to '{}'", path.display()))?;
-        Ok(value)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
+    // Exactly the input's bits, whatever the umask: a 0600 profile stays
+    // private.
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    let value = fill(tmp.as_file())?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot rename to '{}'", path.display()))?;
+    Ok(value)
 }
 
 /// Fills an unlinked temporary file, then copies it to standard output:
 /// whole or not at all there too.
 pub fn write_to_stdout<T>(fill: impl FnOnce(&File) -> Result<T>) -> Result<T> {
-    let file = unlinked_temp_file("stdout").context("cannot create a temporary file")?;
+    let file = unlinked_temp_file().context("cannot create a temporary file")?;
     let value = fill(&file)?;
     let mut from = &file;
     std::io::Seek::seek(&mut from, std::io::SeekFrom::Start(0))?;
@@ -119,39 +162,10 @@ pub fn write_to_stdout<T>(fill: impl FnOnce(&File) -> Result<T>) -> Result<T> {
     Ok(value)
 }
 
-/// A new file in $TMPDIR, readable and writable, already unlinked: nothing
-/// is left behind, whatever happens next. `purpose` goes into its name.
-pub fn unlinked_temp_file(purpose: &str) -> std::io::Result<File> {
-    let dir = std::env::temp_dir();
-    let pid = std::process::id();
-    for n in 0..100 {
-        let path = dir.join(format!(".callgrind-jit-{purpose}.{pid}.{n}"));
-        match File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(file) => {
-                std::fs::remove_file(&path)?;
-                return Ok(file);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::AlreadyExists,
-        format!("no free temporary file name in '{}'", dir.display()),
-    ))
-}
-
-fn tempfile_for(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+/// A new file in $TMPDIR, readable and writable, already unlinked (or
+/// never linked): nothing is left behind, whatever happens next.
+pub fn unlinked_temp_file() -> std::io::Result<File> {
+    tempfile::tempfile()
 }
 
 #[cfg(test)]

@@ -124,6 +124,128 @@ fn the_output_keeps_the_inputs_permission_bits() {
             .permissions()
             .mode();
         assert_eq!(got & 0o7777, mode, "mode {mode:o}");
+        // The code image and the joined profile hold the same costs and
+        // code: no more readable than the profile.
+        let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump", "--merge"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for made in [
+            "jit-code.callgrind.jit.out.9747.elf",
+            "callgrind.jit.merged.9747",
+        ] {
+            let got = std::fs::metadata(dir.join(made))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(got & 0o7777, mode, "{made}: mode {mode:o}");
+        }
+    }
+}
+
+#[test]
+fn temporary_names_cannot_be_guessed_and_planted() {
+    let dir = dir_with_fixture("safe-tmpname");
+    // What another user could pre-create in a shared sticky folder, for
+    // the names of the last version (".OUTPUT.PID.tmp", for the pids a
+    // run is likely to get).
+    let out = annotate(
+        &dir,
+        &["callgrind.out.9747", "jit-9747.dump", "-o", "x.out"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let leftover: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftover.is_empty(), "{leftover:?}");
+    let pid_now = std::process::id();
+    for pid in pid_now..pid_now + 3000 {
+        std::fs::write(dir.join(format!(".y.out.{pid}.tmp")), b"planted").unwrap();
+    }
+    let out = annotate(
+        &dir,
+        &["callgrind.out.9747", "jit-9747.dump", "-o", "y.out"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(dir.join("y.out"))
+        .unwrap()
+        .starts_with(b"# callgrind format"));
+}
+
+#[test]
+fn a_planted_link_at_the_code_image_path_points_to_no_code() {
+    let dir = dir_with_fixture("safe-image-link");
+    std::fs::write(dir.join("elsewhere"), b"keep me").unwrap();
+    std::os::unix::fs::symlink("elsewhere", dir.join("jit-code.callgrind.jit.out.9747.elf"))
+        .unwrap();
+    let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump"]);
+    refused(
+        &out,
+        "it is a symbolic link (--no-code writes no code image)",
+    );
+    let out = annotate(&dir, &["callgrind.out.9747", "jit-9747.dump", "--no-code"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(dir.join("elsewhere")).unwrap(), b"keep me");
+}
+
+#[test]
+fn merge_dash_o_never_names_a_file_the_run_writes() {
+    let dir = dir_with_fixture("safe-merge-own");
+    for own in [
+        "callgrind.jit.out.9747",
+        "jit-code.callgrind.jit.out.9747.elf",
+    ] {
+        let out = annotate(
+            &dir,
+            &["callgrind.out.9747", "jit-9747.dump", "--merge", "-o", own],
+        );
+        refused(&out, "names a file this run writes itself");
+        assert!(!dir.join(own).exists(), "{own} written");
+    }
+}
+
+#[test]
+fn a_profile_from_dev_stdin_or_a_process_substitution_goes_to_stdout() {
+    let dir = dir_with_fixture("safe-dev-stdin");
+    let expected = reference(&dir);
+    let bash = |script: &str| {
+        Command::new("bash")
+            .args(["-c", script])
+            .arg(util::cli())
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    for script in [
+        r#"cat callgrind.out.9747 | "$0" annotate /dev/stdin jit-9747.dump --no-code"#,
+        r#""$0" annotate <(cat callgrind.out.9747) jit-9747.dump --no-code"#,
+    ] {
+        let out = bash(script);
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == expected,
+            "{script}: not the profile on stdout"
+        );
     }
 }
 

@@ -166,7 +166,9 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
             report.profiles.push(rewritten);
         }
         if let Some(target) = merged {
-            report.merged = Some(merge_parts(&report, target)?);
+            // As private as the most private part.
+            let mode = profiles.iter().fold(0o666, |m, p| m & p.mode);
+            report.merged = Some(merge_parts(&report, target, mode)?);
         }
         reports.push(report);
     }
@@ -281,7 +283,8 @@ fn rewrite_one(
                 let stats = rewrite_into(profile, file, symbols, allow)?;
                 if let Some(image) = &image {
                     let named = stats.jit_cost.keys().copied();
-                    let functions = code_image::write(symbols, named, image)?;
+                    let mode = profile.mode & 0o666;
+                    let functions = code_image::write(symbols, named, image, mode)?;
                     code_image = (functions > 0).then(|| (image.clone(), functions));
                 }
                 Ok(stats)
@@ -323,12 +326,33 @@ fn merge_target(
     };
     if let Target::File(path) = &target {
         output::check_target(path, protected)?;
+        refuse_own_output(path, profiles)?;
     }
     Ok(target)
 }
 
+/// Refuses a `--merge` target that is a file the run itself writes: a
+/// part's output (its costs would be counted twice) or a code image
+/// (every later annotate of the run would refuse to replace it).
+fn refuse_own_output(target: &Path, profiles: &[Input]) -> Result<()> {
+    for profile in profiles {
+        let out = output::default_output(&profile.path);
+        let image = code_image::path_for(&out);
+        for written in [&out, &image] {
+            if output::check_not_input(target, &[written]).is_err() {
+                bail!(
+                    "--merge -o '{}' names a file this run writes itself ('{}'): choose another name",
+                    target.display(),
+                    written.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Joins the process's outputs into `target` (see [`merge_target`]).
-fn merge_parts(report: &Report, target: Target) -> Result<PathBuf> {
+fn merge_parts(report: &Report, target: Target, mode: u32) -> Result<PathBuf> {
     let parts: Vec<&Path> = report.profiles.iter().map(|p| p.output.as_path()).collect();
     let join = |file: &File| crate::merge::write(&parts, file);
     match target {
@@ -337,7 +361,7 @@ fn merge_parts(report: &Report, target: Target) -> Result<PathBuf> {
             Ok(PathBuf::from("-"))
         }
         Target::File(path) => {
-            output::write_atomically(&path, 0o644, join)?;
+            output::write_atomically(&path, mode, join)?;
             Ok(path)
         }
     }

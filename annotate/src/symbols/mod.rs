@@ -358,7 +358,7 @@ fn object_name(path: &std::path::Path) -> String {
 /// An unlinked temporary file holding `data`.
 fn file_holding(data: &[u8]) -> std::io::Result<File> {
     use std::io::Write;
-    let mut file = crate::output::unlinked_temp_file("symbols")?;
+    let mut file = crate::output::unlinked_temp_file()?;
     file.write_all(data)?;
     Ok(file)
 }
