@@ -124,7 +124,13 @@ fn print_recording(recording: &Recording, top: usize) {
 fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
     let list = annotate::record::top_list(report, top);
     let of = pid.map(|p| format!(" of pid {p}")).unwrap_or_default();
-    if list.is_empty() {
+    let live = report
+        .profiles
+        .iter()
+        .any(|p| !p.stats.live_images.is_empty());
+    if list.is_empty() && live {
+        eprintln!("Valgrind named the JIT functions{of} itself (live mode): kcachegrind opens the profile as it is");
+    } else if list.is_empty() {
         eprintln!("no JIT function{of} was named (did the program register its code?)");
     } else {
         let event = report

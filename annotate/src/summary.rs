@@ -127,6 +127,13 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
         group(all.jit_total()),
         group(all.total)
     );
+    if !all.live_images.is_empty() {
+        let _ = writeln!(
+            s,
+            "named by Valgrind itself (live mode): the code in {} live-mode images, nothing left to name there",
+            all.live_images.len()
+        );
+    }
     let unnamed = all.unnamed_total();
     let _ = writeln!(
         s,

@@ -176,6 +176,9 @@ fn usage_errors_exit_2() {
         &["not-an-option", "--", "true"][..],
         &["--"][..],
         &["--callgrind-out-file=x.%z", "--", "true"][..],
+        // Callgrind would write the profile over the JIT's own files.
+        &["--callgrind-out-file=jit-%p.dump", "--", "true"][..],
+        &["--callgrind-out-file=/tmp/perf-%p.map", "--", "true"][..],
     ] {
         let out = record_with(&dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -252,5 +255,49 @@ fn moarvm_spesh_blocking_is_set_unless_the_user_sets_it() {
         "0 1 1\n",
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn separate_threads_skips_the_empty_file_valgrind_leaves() {
+    let dir = util::scratch("record-threads");
+    let prog = util::c_program(&dir, "threads");
+    let out = record_with(
+        &dir,
+        &["--separate-threads=yes", "--", prog.to_str().unwrap()],
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("skipped empty profile"), "{said}");
+    let threads: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("callgrind.jit.out.") && n.contains('-'))
+        .collect();
+    assert!(threads.len() >= 5, "a file per thread: {threads:?}\n{said}");
+}
+
+#[test]
+fn in_live_mode_record_says_valgrind_named_the_code_itself() {
+    let dir = util::scratch("record-live");
+    let prog = util::c_program(&dir, "live");
+    let out = Command::new(util::cli())
+        .args(["record", "--out-dir"])
+        .arg(&dir)
+        .args(["--", prog.to_str().unwrap(), "100"])
+        .current_dir(&dir)
+        .env("CALLGRIND_JIT_LIVE", "1")
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("no JIT function"), "{said}");
+    assert!(
+        said.contains("named by Valgrind itself (live mode): the code in 3 live-mode images"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Valgrind named the JIT functions itself (live mode)"),
+        "{said}"
     );
 }

@@ -30,6 +30,9 @@ pub struct Stats {
     pub unnamed_cost: HashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
     pub ambiguous: BTreeSet<SymbolId>,
+    /// jit-client's live-mode images the profile names as objects: the
+    /// code in them Valgrind named itself (one function an image).
+    pub live_images: BTreeSet<String>,
     /// Calls into the middle of a JIT range (not new
     /// activations), folded into self cost.
     pub folded_calls: u64,
@@ -98,6 +101,7 @@ impl Stats {
             *self.unnamed_cost.entry(k).or_default() += v;
         }
         self.ambiguous.extend(&other.ambiguous);
+        self.live_images.extend(other.live_images.iter().cloned());
         self.folded_calls += other.folded_calls;
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;

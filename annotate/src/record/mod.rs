@@ -162,14 +162,23 @@ fn out_template(options: &[String], out_dir: &Path) -> Result<OutFile> {
             .to_string_lossy()
             .into_owned(),
     };
-    Ok(OutFile::parse(&template, |var| {
+    let out_file = OutFile::parse(&template, |var| {
         PROGRAM_ENV
             .iter()
             .find(|(k, _)| *k == var)
             .map(|(_, v)| OsString::from(v))
             .filter(|_| std::env::var_os(var).is_none())
             .or_else(|| std::env::var_os(var))
-    })?)
+    })?;
+    // Callgrind would write its profile over the JIT's symbol file.
+    if out_file.gives("jit-1.dump") || out_file.gives("perf-1.map") {
+        return Err(UsageError(format!(
+            "{OUT_FILE}{template} gives the name of the JIT's symbol file \
+             (jit-PID.dump, perf-PID.map): callgrind would write the profile over it"
+        ))
+        .into());
+    }
+    Ok(out_file)
 }
 
 fn valgrind_command(out_dir: &Path, options: &[String], command: &[String]) -> Command {
@@ -224,15 +233,29 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
         .collect())
 }
 
-/// Profiles grouped by the `pid:` in their header (0: none).
+/// Profiles grouped by the `pid:` in their header (0: none). An empty
+/// file (`--separate-threads=yes` leaves one beside the thread files)
+/// goes with the first process, which reports it skipped.
 fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
     let mut groups: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
+    let mut empty = Vec::new();
     for p in profiles {
+        if std::fs::metadata(&p).is_ok_and(|m| m.len() == 0) {
+            empty.push(p);
+            continue;
+        }
         let file = std::fs::File::open(&p).ok();
         let pid = file
             .and_then(|f| crate::input::profile_pid(&f))
             .unwrap_or(0);
         groups.entry(pid).or_default().push(p);
+    }
+    match groups.values_mut().next() {
+        Some(first) => first.extend(empty),
+        None if !empty.is_empty() => {
+            groups.insert(0, empty);
+        }
+        None => {}
     }
     groups
 }

@@ -78,6 +78,11 @@ impl OutFile {
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
     }
 
+    /// True if the template itself gives `file_name` (no part suffix).
+    pub fn gives(&self, file_name: &str) -> bool {
+        match_from(&self.name, file_name) == Some("")
+    }
+
     /// The profiles in the template's folder, sorted.
     pub fn existing(&self) -> std::io::Result<Vec<PathBuf>> {
         let mut found = Vec::new();

@@ -64,6 +64,11 @@ impl Interner {
     pub fn name(&self, sym: Sym) -> &[u8] {
         &self.names[sym.index()]
     }
+
+    /// Every name interned, in the order first met.
+    pub fn names(&self) -> impl Iterator<Item = &[u8]> {
+        self.names.iter().map(|n| &n[..])
+    }
 }
 
 /// Ids up to this go in a vector; larger ones (rare, or hostile) in a map.

@@ -212,6 +212,12 @@ impl<'t> Rewriter<'t> {
         self.stats.jit_cost = self.jit_costs.charged().collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
+        self.stats.live_images = self
+            .names
+            .names()
+            .filter(|n| crate::callgrind::address_names::is_live_image(n))
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect();
         let plan = match &self.reentry.plan {
             Some(taken) => {
                 (self.stats.reentry.unplaced, self.stats.reentry.resumed) = taken.unplaced();
