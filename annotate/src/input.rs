@@ -82,6 +82,28 @@ impl Input {
         self.spooled
     }
 
+    /// Where a profile that was cut off (a crash, a full disk, callgrind
+    /// still writing) ends its last whole record, and how it was cut;
+    /// `None` if it ends with a whole record.
+    pub fn cut(&self) -> std::io::Result<Option<(u64, Cut)>> {
+        cut_of(&self.file)
+    }
+
+    /// The first `len` bytes, as an input of their own (a spooled copy).
+    pub fn prefix(&self, len: u64) -> std::io::Result<Input> {
+        use std::io::Read;
+        let mut from = self.rewound()?.take(len);
+        let mut copy = crate::output::unlinked_temp_file()?;
+        std::io::copy(&mut from, &mut copy)?;
+        Ok(Input {
+            path: self.path.clone(),
+            file: copy,
+            kind: self.kind,
+            mode: self.mode,
+            spooled: self.spooled,
+        })
+    }
+
     /// The file, rewound, for one pass of reading.
     pub fn rewound(&self) -> std::io::Result<&File> {
         (&self.file).seek(SeekFrom::Start(0))?;
@@ -153,6 +175,56 @@ fn kind(path: &Path, file: &File) -> Result<Kind> {
         "'{}' is neither a callgrind profile, a jitdump nor a perf map",
         path.display()
     )
+}
+
+/// How a cut-off profile ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Inside a line.
+    InLine,
+    /// After the first lines of a call or jump, before its cost line.
+    InCall,
+}
+
+impl Cut {
+    /// What the cut is, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cut::InLine => "its last line is cut off",
+            Cut::InCall => "it ends inside a call or jump",
+        }
+    }
+}
+
+/// Lines that open a call or jump: its cost line must follow.
+const GROUP_KEYS: [&[u8]; 7] = [
+    b"calls=", b"jump=", b"jcnd=", b"cob=", b"cfi=", b"cfl=", b"cfn=",
+];
+
+/// See [`Input::cut`].
+fn cut_of(file: &File) -> std::io::Result<Option<(u64, Cut)>> {
+    let len = file.metadata()?.len();
+    let window = len.min(64 * 1024);
+    let mut tail = vec![0; window as usize];
+    let n = read_at_most(file, &mut tail, len - window)?;
+    tail.truncate(n);
+    let base = len - window;
+    let mut end = tail.len();
+    let mut cut = None;
+    if tail.last().is_some_and(|&b| b != b'\n') {
+        end = memchr::memrchr(b'\n', &tail).map_or(0, |i| i + 1);
+        cut = Some(Cut::InLine);
+    }
+    while end > 0 {
+        let start = memchr::memrchr(b'\n', &tail[..end - 1]).map_or(0, |i| i + 1);
+        let line = &tail[start..end];
+        if !GROUP_KEYS.iter().any(|k| line.starts_with(k)) || (start == 0 && base > 0) {
+            break;
+        }
+        end = start;
+        cut = cut.or(Some(Cut::InCall));
+    }
+    Ok(cut.map(|c| (base + end as u64, c)))
 }
 
 /// Fills `buf` from `offset` as far as the file goes; returns the count.

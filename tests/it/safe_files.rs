@@ -302,3 +302,48 @@ fn stdin_pipes_and_fifos_are_read_whole() {
     );
     assert!(std::fs::read(dir.join("from-fifo.out")).unwrap() == expected);
 }
+
+#[test]
+fn a_profile_cut_anywhere_is_annotated_up_to_its_last_whole_record() {
+    let dir = dir_with_fixture("safe-cut-anywhere");
+    let whole = std::fs::read(dir.join("callgrind.out.9747")).unwrap();
+    let header_end = whole.windows(4).position(|w| w == b"\nfn=").unwrap();
+    // 40 cuts after the header, and a run of cuts one byte apart where
+    // a call group ends (inside calls=, its cost line, the next cfn=).
+    let calls = header_end
+        + whole[header_end..]
+            .windows(7)
+            .position(|w| w == b"\ncalls=")
+            .unwrap();
+    let spread = (1..=40).map(|i| header_end + (whole.len() - header_end) * i / 41);
+    let dense = (calls - 20..calls + 60).step_by(1);
+    for cut in spread.chain(dense) {
+        std::fs::write(dir.join("cut.9747"), &whole[..cut]).unwrap();
+        let out = annotate(&dir, &["cut.9747", "jit-9747.dump", "-o", "refused.out"]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "cut at {cut}: {said}");
+        assert!(
+            said.contains("ends early") && said.contains("--allow-truncated"),
+            "cut at {cut}: {said}"
+        );
+        let out = annotate(
+            &dir,
+            &[
+                "cut.9747",
+                "jit-9747.dump",
+                "-o",
+                "cut.out",
+                "--allow-truncated",
+            ],
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "cut at {cut}: {said}");
+        assert!(
+            said.contains("a profile ends early (--allow-truncated)"),
+            "cut at {cut}: {said}"
+        );
+    }
+    // The last cut read by callgrind_annotate, without a warning.
+    util::callgrind_annotate(&dir.join("cut.out"), &["--auto=no"]);
+    assert!(!dir.join("refused.out").exists());
+}

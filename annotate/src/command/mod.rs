@@ -259,6 +259,15 @@ fn rewrite_one(
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let allow = request.allow_truncated;
+    let whole;
+    let profile = match profile.cut()? {
+        None => profile,
+        Some((_, cut)) if !allow => return Err(ends_early(&profile.path, cut.describe())),
+        Some((end, _)) => {
+            whole = profile.prefix(end)?;
+            &whole
+        }
+    };
     let own_output = request.output.as_deref().filter(|_| !request.merge);
     let target = target_for(own_output, profile);
     let image = match &target {
@@ -494,7 +503,11 @@ fn check_ending(path: &Path, ending: Ending) -> Result<()> {
         Ending::NoTotals => "its last part has no totals: line",
         Ending::CutLine => "its last line is cut off",
     };
-    bail!(
+    Err(ends_early(path, what))
+}
+
+fn ends_early(path: &Path, what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
         "'{}' ends early ({what}): callgrind may still be writing it, or the disk was full; \
          --allow-truncated annotates what is there",
         path.display()
