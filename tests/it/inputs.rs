@@ -170,3 +170,51 @@ fn completions_and_man_pages_come_from_the_cli_definition() {
     assert!(page.contains("MVM_SPESH_BLOCKING"), "{page}");
     assert_eq!(run(&dir, &["man", "nope"]).status.code(), Some(2));
 }
+
+#[test]
+fn control_characters_in_names_read_alike_from_both_files_and_never_reach_the_terminal() {
+    let dir = util::scratch("inputs-control-names");
+    let fixture = util::fixture("c-demo");
+    std::fs::copy(
+        fixture.join("callgrind.out.9747"),
+        dir.join("callgrind.out.9747"),
+    )
+    .unwrap();
+    // A JIT may register any bytes; jit-client keeps tabs and escapes in
+    // both files. Same length as "sum_to", patched into the jitdump.
+    let hostile = b"s\t\x1b[2K";
+    let mut dump = std::fs::read(fixture.join("jit-9747.dump")).unwrap();
+    let at = dump.windows(7).position(|w| w == b"sum_to\0").unwrap();
+    dump[at..at + 6].copy_from_slice(hostile);
+    std::fs::write(dir.join("jit-9747.dump"), &dump).unwrap();
+    let parsed = annotate::jitdump::read(&dump).unwrap();
+    let mut map = Vec::new();
+    for (_, record) in &parsed.records {
+        if let annotate::jitdump::Record::Load(l) = record {
+            map.extend(format!("{:x} {:x} ", l.code_addr, l.code_size).bytes());
+            map.extend_from_slice(l.name);
+            map.push(b'\n');
+        }
+    }
+    assert!(map.windows(6).any(|w| w == hostile));
+    std::fs::write(dir.join("perf-9747.map"), &map).unwrap();
+    let out = util::annotate(
+        &dir,
+        &[
+            "callgrind.out.9747",
+            "jit-9747.dump",
+            "perf-9747.map",
+            "-o",
+            "out",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("address reuse"), "{said}");
+    assert!(
+        !out.stderr.contains(&0x1b) && !out.stdout.contains(&0x1b),
+        "{said}"
+    );
+    let report = util::callgrind_annotate(&dir.join("out"), &["--auto=no"]);
+    assert!(report.contains("sum.calc:s__[2K "), "{report}");
+}

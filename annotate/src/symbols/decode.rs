@@ -78,8 +78,7 @@ fn from_jitdump(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
         line => line,
     };
     Ok(Symbol {
-        // A line break would end the profile line the name is written on.
-        name: split.name.replace(|c: char| c.is_control(), "_"),
+        name: split.name,
         file,
         line,
         start: entry.start,

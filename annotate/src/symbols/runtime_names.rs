@@ -15,10 +15,13 @@ pub struct Split {
     pub line: u32,
 }
 
-/// Splits `raw` by the first runtime convention that matches.
+/// Splits `raw` by the first runtime convention that matches. Control
+/// characters become `_`, whichever file the name came from: a line break
+/// would end the profile line the name is written on, and an escape
+/// sequence would reach the terminal.
 pub fn split(raw: &str) -> Split {
     let raw = raw.trim();
-    v8(raw)
+    let split = v8(raw)
         .or_else(|| luajit(raw))
         .or_else(|| paren_location(raw))
         .or_else(|| cpython(raw))
@@ -26,7 +29,20 @@ pub fn split(raw: &str) -> Split {
             name: fallback(raw, None, 0),
             file: None,
             line: 0,
-        })
+        });
+    Split {
+        name: printable(split.name),
+        file: split.file.map(printable),
+        line: split.line,
+    }
+}
+
+/// `s` with each control character replaced by `_`.
+fn printable(s: String) -> String {
+    match s.contains(char::is_control) {
+        true => s.replace(char::is_control, "_"),
+        false => s,
+    }
 }
 
 /// A readable name for an empty one: `<anon file:line>` (file basename).
