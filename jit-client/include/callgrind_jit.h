@@ -45,7 +45,9 @@ typedef struct cgjit_line {
     const char *file;
 } cgjit_line;
 
-/* Opens the process's session. Optional: the first load opens it too. */
+/* Opens the process's session. Optional: the first load opens it too.
+ * Returns CGJIT_OK, or CGJIT_ECLOSED after cgjit_close: a process's session
+ * is not opened again (its jitdump has one writer, from start to close). */
 int cgjit_open(void);
 
 /* 1 if the session is writing files, else 0. */

@@ -48,12 +48,13 @@ fn status(result: crate::Result<()>) -> c_int {
 }
 
 /// Opens the process's session (from `CALLGRIND_JIT` and `JITDUMPDIR`).
-/// Optional: the first `cgjit_code_loaded` opens it too.
+/// Optional: the first `cgjit_code_loaded` opens it too. After
+/// `cgjit_close`, `CGJIT_ECLOSED`: a session is not opened again.
 #[no_mangle]
 pub extern "C" fn cgjit_open() -> c_int {
-    boundary(|| {
-        global();
-        CGJIT_OK
+    boundary(|| match global().is_closed() {
+        true => CGJIT_ECLOSED,
+        false => CGJIT_OK,
     })
 }
 

@@ -67,6 +67,12 @@ impl Session {
         }
     }
 
+    /// True once [`Session::close`] (or process exit) closed the files: a
+    /// session is not opened again (a process's jitdump has one writer).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
     /// True while the session writes at least one file.
     #[inline]
     pub fn is_enabled(&self) -> bool {
@@ -228,7 +234,10 @@ impl Session {
         let mut state = self.lock();
         state.follow_fork();
         let Some(writer) = state.writer.as_mut() else {
-            return Ok(());
+            // Closed between the caller's check and the lock: the load is
+            // not written, and says so.
+            drop(state);
+            return self.off_status();
         };
         let result = f(writer);
         let open = writer.is_open();
@@ -299,11 +308,12 @@ impl State {
             self.warn(&problem);
         }
         if writer.is_open() {
-            valgrind::log(&format!(
-                "writing {} and {}",
-                writer.jitdump_path.display(),
-                writer.perf_map_path.display()
-            ));
+            let paths: Vec<String> = writer
+                .open_paths()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            valgrind::log(&format!("writing {}", paths.join(" and ")));
             self.writer = Some(writer);
         }
     }

@@ -126,6 +126,19 @@ impl Writer {
         self.jitdump.is_some() || self.perf_map.is_some()
     }
 
+    /// The paths of the files being written (one may have been refused).
+    pub fn open_paths(&self) -> Vec<&std::path::Path> {
+        let jitdump = self
+            .jitdump
+            .is_some()
+            .then_some(self.jitdump_path.as_path());
+        let perf_map = self
+            .perf_map
+            .is_some()
+            .then_some(self.perf_map_path.as_path());
+        jitdump.into_iter().chain(perf_map).collect()
+    }
+
     /// Writes DEBUG_INFO + CODE_LOAD (one `writev`) and the perf map line.
     pub fn code_loaded(
         &mut self,

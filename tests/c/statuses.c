@@ -8,6 +8,7 @@ static void *f;
 
 static void late_load(void) {
     printf("after exit-time close: %d\n", cgjit_code_loaded(f, 6, "late", NULL, 0));
+    printf("open after close: %d\n", cgjit_open());
 }
 
 int main(void) {

@@ -68,7 +68,7 @@ fn the_c_abi_returns_each_documented_status() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "normal: 0\nzero size: -1\nnull code: -1\nwraps: -1\nnull lines: -1\n\
-         after exit-time close: -4\n"
+         after exit-time close: -4\nopen after close: -4\n"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -112,4 +112,44 @@ fn a_perf_map_planted_by_another_user_is_left_alone() {
     session.close().unwrap();
     assert_eq!(std::fs::read(&map).unwrap(), b"planted\n");
     assert_eq!(loads(&dir), ["f"], "the jitdump goes on");
+}
+
+#[test]
+fn a_load_racing_close_is_written_or_told_it_was_not() {
+    let dir = util::scratch("client-close-race");
+    let session = std::sync::Arc::new(session_in(&dir));
+    let code = [0xc3u8; 4];
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let session = session.clone();
+            std::thread::spawn(move || {
+                let mut written = 0;
+                for i in 0..20_000 {
+                    let name = format!("t{t}_{i}");
+                    match session.code_loaded(&code, name.as_bytes(), &[]) {
+                        Ok(()) => written += 1,
+                        Err(e) => assert_eq!(e.kind(), ErrorKind::Closed, "{e}"),
+                    }
+                }
+                written
+            })
+        })
+        .collect();
+    // Close while the threads load.
+    while std::fs::metadata(dir.join(format!("jit-{}.dump", std::process::id())))
+        .map_or(true, |m| m.len() < 200_000)
+    {
+        std::thread::yield_now();
+    }
+    session.close().unwrap();
+    let said_written: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    let loads = loads(&dir).len();
+    assert!(
+        loads < 8 * 20_000,
+        "close came after every load: no race tested"
+    );
+    assert_eq!(
+        said_written, loads,
+        "loads that returned Ok but are not in the jitdump"
+    );
 }

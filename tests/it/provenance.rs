@@ -460,3 +460,24 @@ fn a_symbol_file_another_user_planted_is_set_aside() {
         "{said}"
     );
 }
+
+#[test]
+fn valgrinds_log_names_only_the_files_jit_client_writes() {
+    let dir = util::scratch("prov-log-line");
+    let prog = util::c_program(&dir, "provenance");
+    let out = std::process::Command::new("valgrind")
+        .current_dir(&dir)
+        .args(["--tool=none"])
+        .arg(&prog)
+        .args(["logged", "10"])
+        .env("CALLGRIND_JIT_PERF_MAP", "0")
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.contains("callgrind-jit: writing"))
+        .unwrap_or_else(|| panic!("no log line: {said}"));
+    assert!(line.contains(".dump") && !line.contains("perf-"), "{line}");
+}
