@@ -144,11 +144,15 @@ impl Session {
     #[cfg(feature = "live")]
     fn map_live(&self, code: &[u8], name: &[u8], lines: &[LineEntry]) {
         let mut state = self.lock();
-        if state.live.is_none() {
-            match crate::live::Live::new(crate::sys::pid()) {
-                Ok(live) => state.live = Some(live),
-                Err(e) => return self.live_failed(&mut state, &format!("live mode off: {e}")),
-            }
+        let made = match state.live.take() {
+            None => crate::live::Live::new(crate::sys::pid()),
+            // After fork: the parent's folder is not the child's to write.
+            Some(parents) if parents.is_parents() => parents.for_child(crate::sys::pid()),
+            Some(live) => Ok(live),
+        };
+        match made {
+            Ok(live) => state.live = Some(live),
+            Err(e) => return self.live_failed(&mut state, &format!("live mode off: {e}")),
         }
         let name = crate::writer::function_name(name, code.as_ptr() as u64);
         let result = state.live.as_mut().map(|live| live.map(code, &name, lines));

@@ -6,12 +6,18 @@
  *         (a private copy would run stale bytes).
  *   neighbour  two functions on one page, the second 64 bytes in and
  *         registered after the first was mapped live: both must be named.
+ *   arena  two functions at both ends of a 2.5 MB arena, the arena above a
+ *         freed hole where jit-client's rw- page may then go (the image's
+ *         program headers must still be in address order).
+ *   fork  a function registered, a fork; the child registers one, then
+ *         the parent (each in its own live folder).
  * Prints the values the functions return: "7 8". */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "callgrind_jit.h"
 
@@ -83,11 +89,59 @@ static int unregistered(void) {
     return 0;
 }
 
+static int arena(void) {
+    size_t size = 2560 * 1024;
+    uint8_t *hole = mmap(NULL, 64 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (hole == MAP_FAILED || p == MAP_FAILED) { perror("mmap"); return 1; }
+    munmap(hole, 64 * 4096);
+    uint8_t *last = p + size - 4096;
+    emit(p, 7);
+    emit(last, 8);
+    mprotect(p, size, PROT_READ | PROT_EXEC);
+    cgjit_code_loaded(last, 6, "arena_top", lines, 1);
+    cgjit_code_loaded(p, 6, "arena_bottom", lines, 1);
+    int a = 0, b = 0;
+    for (int i = 0; i < 100; i++) a = call(p), b = call(last);
+    printf("%d %d\n", a, b);
+    return 0;
+}
+
+static void *exec_page(int n) {
+    uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); _exit(1); }
+    emit(p, n);
+    mprotect(p, 4096, PROT_READ | PROT_EXEC);
+    return p;
+}
+
+static int forked(void) {
+    void *f = exec_page(7);
+    cgjit_code_loaded(f, 6, "fork_parent", lines, 1);
+    pid_t child = fork();
+    if (child == 0) {
+        void *g = exec_page(9);
+        cgjit_code_loaded(g, 6, "fork_child", lines, 1);
+        for (int i = 0; i < 100; i++) call(g);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    void *h = exec_page(8);
+    cgjit_code_loaded(h, 6, "fork_parent_after", lines, 1);
+    int a = 0, b = 0;
+    for (int i = 0; i < 100; i++) a = call(f), b = call(h);
+    printf("%d %d\n", a, b);
+    return WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv) {
     cgjit_open();
     cgjit_set_live(1);
     if (argc > 1 && strcmp(argv[1], "dual") == 0) return dual();
     if (argc > 1 && strcmp(argv[1], "neighbour") == 0) return neighbour();
     if (argc > 1 && strcmp(argv[1], "unregistered") == 0) return unregistered();
+    if (argc > 1 && strcmp(argv[1], "arena") == 0) return arena();
+    if (argc > 1 && strcmp(argv[1], "fork") == 0) return forked();
     return rwx();
 }

@@ -147,3 +147,64 @@ fn unregistered_code_under_a_live_image_counts_as_address_named() {
     assert!(!line.contains(" 0.00%"), "{stderr}");
     assert!(top.is_some_and(|l| l.contains("2,000")), "{stderr}");
 }
+
+/// Runs a live_pages case under callgrind (children traced, a profile
+/// each); returns stderr and callgrind_annotate's list of each profile.
+fn callgrind_case(case: &str) -> (String, Vec<String>) {
+    let dir = util::scratch(&format!("live-pages-{case}"));
+    let exe = util::c_program(&dir, "live_pages");
+    let tool = [
+        "--tool=callgrind",
+        "--trace-children=yes",
+        "--callgrind-out-file=callgrind.out.%p",
+    ];
+    let out = valgrind(&dir, &tool, &exe, &[case]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "7 8\n", "{stderr}");
+    let mut lists = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("callgrind.out.") {
+            lists.push(util::callgrind_annotate(
+                &path,
+                &["--auto=no", "--threshold=100"],
+            ));
+        }
+    }
+    (stderr, lists)
+}
+
+#[test]
+fn code_above_jit_clients_data_page_is_named_by_valgrind() {
+    let (stderr, lists) = callgrind_case("arena");
+    assert!(!stderr.contains("not in ascending order"), "{stderr}");
+    for f in ["arena_bottom", "arena_top"] {
+        assert!(
+            lists[0].contains(&format!("pages.calc:{f} [")),
+            "{f}:\n{}",
+            lists[0]
+        );
+    }
+}
+
+#[test]
+fn after_fork_parent_and_child_each_map_into_their_own_folder() {
+    let (stderr, lists) = callgrind_case("fork");
+    assert!(!stderr.contains("live mode off"), "{stderr}");
+    assert_eq!(lists.len(), 2, "{stderr}");
+    let named = |f: &str| {
+        lists
+            .iter()
+            .filter(|l| l.contains(&format!("pages.calc:{f} [")))
+            .count()
+    };
+    assert_eq!(named("fork_child"), 1, "{lists:?}");
+    assert_eq!(named("fork_parent_after"), 1, "{lists:?}");
+    let parent = lists
+        .iter()
+        .find(|l| l.contains("fork_parent_after"))
+        .unwrap();
+    assert!(parent.contains("pages.calc:fork_parent ["), "{parent}");
+}

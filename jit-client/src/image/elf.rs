@@ -142,17 +142,23 @@ pub fn write(image: &Image) -> object::write::Result<Elf> {
         p_memsz: size,
         p_align: page,
     };
-    for (piece, &offset) in image.pieces.iter().zip(&piece_offsets) {
-        let size = piece.bytes.len() as u64;
-        w.write_program_header(&load(
-            elf::PF_R | elf::PF_X,
-            offset as u64,
-            piece.addr,
-            size,
-        ));
-    }
+    let mut headers: Vec<ProgramHeader> = image
+        .pieces
+        .iter()
+        .zip(&piece_offsets)
+        .map(|(piece, &offset)| {
+            let size = piece.bytes.len() as u64;
+            load(elf::PF_R | elf::PF_X, offset as u64, piece.addr, size)
+        })
+        .collect();
     if let (Some(addr), Some(offset)) = (image.rw_addr, rw_offset) {
-        w.write_program_header(&load(elf::PF_R | elf::PF_W, offset as u64, addr, page));
+        headers.push(load(elf::PF_R | elf::PF_W, offset as u64, addr, page));
+    }
+    // Loaders (Valgrind's among them) refuse PT_LOADs out of address
+    // order; the rw- page may lie below the code.
+    headers.sort_by_key(|h| h.p_vaddr);
+    for header in &headers {
+        w.write_program_header(header);
     }
     for (piece, &offset) in image.pieces.iter().zip(&piece_offsets) {
         w.pad_until(offset);

@@ -55,6 +55,8 @@ struct Image {
 /// The per-process folder, the functions and images mapped so far, and a
 /// counter for file names.
 pub struct Live {
+    /// The process it was made for ([`crate::sys::fork_generation`]).
+    generation: u64,
     dir: PathBuf,
     next: u64,
     page: u64,
@@ -80,6 +82,7 @@ impl Live {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
         Ok(Live {
+            generation: crate::sys::fork_generation(),
             dir,
             next: 0,
             page,
@@ -87,6 +90,21 @@ impl Live {
             images: BTreeMap::new(),
             _lock: lock,
         })
+    }
+
+    /// True in a process forked since this was made: its folder and
+    /// file numbers are the parent's.
+    pub fn is_parents(&self) -> bool {
+        self.generation != crate::sys::fork_generation()
+    }
+
+    /// The child's own live state after a fork: a folder of its own, and
+    /// the functions and images it inherited (they are mapped in it too).
+    pub fn for_child(self, pid: u32) -> io::Result<Live> {
+        let mut child = Live::new(pid)?;
+        child.functions = self.functions;
+        child.images = self.images;
+        Ok(child)
     }
 
     /// Maps an ELF image over the pages holding `code`, naming `code` and
