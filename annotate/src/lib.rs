@@ -9,6 +9,7 @@ pub mod cli;
 pub mod code_image;
 pub mod command;
 pub mod input;
+pub mod memory;
 pub mod merge;
 /// The jitdump format, read with jit-client's reader (one model of the
 /// format for the writer and the reader).

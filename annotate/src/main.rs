@@ -9,6 +9,10 @@ use annotate::cli::{Cli, Command, UsageError};
 use annotate::record::Recording;
 use clap::{CommandFactory, Parser};
 
+/// Out of memory is one line and exit status 1, not an abort.
+#[global_allocator]
+static ALLOCATOR: annotate::memory::OneLineOnFailure = annotate::memory::OneLineOnFailure;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {

@@ -142,7 +142,9 @@ pub fn write_atomically<T>(
     // private.
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    let filling = crate::memory::filling(tmp.path());
     let value = fill(tmp.as_file())?;
+    drop(filling);
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot rename to '{}'", path.display()))?;

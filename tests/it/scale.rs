@@ -319,3 +319,80 @@ fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
     let failure = table.failure().unwrap();
     assert!(failure.contains("jit-77.dump"), "{failure}");
 }
+
+/// A jitdump of `n` functions laid back to back at 0x10000 (one module
+/// block, as a JIT that emits code in one arena writes it).
+fn back_to_back(n: u64) -> Vec<u8> {
+    let mut buf = Vec::new();
+    write::header(&mut buf, 62, 77, 0);
+    for i in 0..n {
+        let name = format!("f{i}");
+        let load = CodeLoad {
+            pid: 77,
+            tid: 77,
+            code_addr: 0x10000 + i * 0x40,
+            code_size: 0x40,
+            code_index: i,
+            name: name.as_bytes(),
+            code: None,
+        };
+        write::code_load_head(&mut buf, i, &load);
+        buf.extend(std::iter::repeat_n(0xc3, 0x40));
+    }
+    buf
+}
+
+#[test]
+fn functions_back_to_back_are_not_all_decoded() {
+    let mut table = SymbolTable::builder();
+    table
+        .add_jitdump(
+            "jit-77.dump".into(),
+            &back_to_back(50_000),
+            BiasMode::Detect,
+        )
+        .unwrap();
+    let table = table.build();
+    assert_eq!(table.len(), 50_000);
+    assert_eq!(table.decoded().count(), 0, "one block: no name can collide");
+}
+
+#[test]
+fn out_of_memory_is_one_line_and_leaves_no_file() {
+    let dir = util::scratch("scale-oom");
+    std::fs::write(dir.join("jit-77.dump"), back_to_back(100_000)).unwrap();
+    std::fs::write(
+        dir.join("callgrind.out.77"),
+        profile_touching(&[0, 1, 99_999]),
+    )
+    .unwrap();
+    // Less and less memory, until annotate cannot do with it.
+    let mut limit_kb = 400_000u64;
+    let failed = loop {
+        let script = format!(
+            "ulimit -v {limit_kb}; exec \"$0\" annotate callgrind.out.77 jit-77.dump -o out.{limit_kb} -q"
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .arg(util::cli())
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            break (limit_kb, out);
+        }
+        assert!(limit_kb > 1_000, "annotate ran in 1 MB of address space?");
+        limit_kb = limit_kb * 7 / 10;
+    };
+    let (limit_kb, out) = failed;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "at {limit_kb} kB: {said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.starts_with("callgrind-jit: out of memory"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&format!("out.{limit_kb}")))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

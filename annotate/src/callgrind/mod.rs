@@ -167,8 +167,10 @@ fn run<R: Read + Send, W: Write + Send>(
     reentry: rewrite::reentry::State,
 ) -> Result<(Stats, Option<rewrite::reentry::Plan>), RewriteError> {
     std::thread::scope(|scope| {
-        let (feed, _reader) = stream::reader::spawn(scope, input);
-        let (writer, handle) = stream::writer::spawn(scope, output, feed.spent_sender());
+        let (feed, _reader) = stream::reader::spawn(scope, input).map_err(RewriteError::Io)?;
+        let spent = feed.spent_sender();
+        let (writer, handle) =
+            stream::writer::spawn(scope, output, spent).map_err(RewriteError::Io)?;
         let mut rw = Rewriter::new(table, stream::out::Out::new(writer), tracking, reentry);
         let result = fast::Driver::new(feed)
             .run(&mut rw)

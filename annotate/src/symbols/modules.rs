@@ -20,31 +20,57 @@ use std::ops::Range;
 use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
-/// entries `range` (one source's, in file order). Only the names of
-/// functions in blocks are decoded.
+/// entries `range` (one source's, in file order). Only files with two
+/// blocks or more are read for names, and the names are hashed, not
+/// kept: a million functions back to back (one block) cost nothing, and
+/// a million in blocks cost a read each, not their decoded symbols.
 pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     let blocks = blocks(table, range.clone());
-    let mut by_name: HashMap<String, BTreeSet<usize>> = HashMap::new();
+    if blocks.len() < 2 {
+        return;
+    }
+    let name_of = |table: &SymbolTable, s: usize| super::decode::symbol(table, SymbolId(s as u32));
+    // By the hash of its name: the first block it is in, and whether
+    // another holds it too (a hash collision only costs a closer look).
+    let mut seen: HashMap<u64, (usize, bool)> = HashMap::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
-            let name = table.symbol(SymbolId(s as u32)).name.clone();
-            by_name.entry(name).or_default().insert(i);
+            let seen = seen
+                .entry(hash(&name_of(table, s).name))
+                .or_insert((i, false));
+            seen.1 |= seen.0 != i;
         }
     }
-    let colliding: Vec<(usize, usize)> = blocks
+    // (block, entry, name, has no file) of the names in several blocks.
+    let mut candidates: Vec<(usize, usize, String, bool)> = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        for s in block.clone() {
+            let symbol = name_of(table, s);
+            if seen[&hash(&symbol.name)].1 {
+                candidates.push((i, s, symbol.name, symbol.file.is_none()));
+            }
+        }
+    }
+    let mut by_name: HashMap<&str, BTreeSet<usize>> = HashMap::new();
+    for (block, _, name, _) in &candidates {
+        by_name.entry(name).or_default().insert(*block);
+    }
+    let colliding: Vec<(usize, usize)> = candidates
         .iter()
-        .enumerate()
-        .flat_map(|(i, block)| block.clone().map(move |s| (i, s)))
-        .filter(|&(_, s)| {
-            let symbol = table.symbol(SymbolId(s as u32));
-            by_name[symbol.name.as_str()].len() > 1 && symbol.file.is_none()
-        })
+        .filter(|(_, _, name, no_file)| *no_file && by_name[name.as_str()].len() > 1)
+        .map(|&(block, s, _, _)| (block, s))
         .collect();
     for (block, s) in colliding {
         table.entries[s].module = block as u32 + 1;
         // Decoded again when asked, now under its module.
         table.decoded.forget(SymbolId(s as u32));
     }
+}
+
+fn hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    thread_local!(static STATE: RandomState = RandomState::new());
+    STATE.with(|state| state.hash_one(name))
 }
 
 /// The blocks of two or more ranges laid out back to back, in order.

@@ -53,19 +53,21 @@ impl Feed {
 }
 
 /// Starts a reader thread in `scope` reading `input` to its end or first
-/// error. It stops early once the [`Feed`] is dropped.
+/// error. It stops early once the [`Feed`] is dropped. Fails where no
+/// thread can be started (out of memory).
 pub fn spawn<'scope, R: Read + Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     mut input: R,
-) -> (Feed, ScopedJoinHandle<'scope, ()>) {
+) -> io::Result<(Feed, ScopedJoinHandle<'scope, ()>)> {
     let (full_tx, full_rx) = sync_channel(AHEAD);
     let (spent_tx, spent_rx) = channel();
-    let handle = scope.spawn(move || read_all(&mut input, &full_tx, &spent_rx));
+    let handle = std::thread::Builder::new()
+        .spawn_scoped(scope, move || read_all(&mut input, &full_tx, &spent_rx))?;
     let feed = Feed {
         full: full_rx,
         spent: spent_tx,
     };
-    (feed, handle)
+    Ok((feed, handle))
 }
 
 fn read_all<R: Read>(input: &mut R, full: &SyncSender<io::Result<Chunk>>, spent: &Receiver<Chunk>) {
@@ -131,7 +133,7 @@ mod tests {
 
     fn collect(input: Stingy) -> (Vec<u8>, Option<io::Error>) {
         std::thread::scope(|scope| {
-            let (mut feed, _) = spawn(scope, input);
+            let (mut feed, _) = spawn(scope, input).unwrap();
             let mut got = Vec::new();
             loop {
                 match feed.next() {

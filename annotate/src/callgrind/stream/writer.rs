@@ -56,15 +56,16 @@ impl Sender {
 
 /// Starts a writer thread in `scope` writing to `out`; input chunks it is
 /// done with go to `spent`. Its result is the first write error, if any;
-/// it ends when the [`Sender`] is dropped.
+/// it ends when the [`Sender`] is dropped. Fails where no thread can be
+/// started (out of memory).
 pub fn spawn<'scope, W: Write + Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     mut out: W,
     spent: std::sync::mpsc::Sender<Chunk>,
-) -> (Sender, ScopedJoinHandle<'scope, io::Result<()>>) {
+) -> io::Result<(Sender, ScopedJoinHandle<'scope, io::Result<()>>)> {
     let (full_tx, full_rx) = sync_channel::<Batch>(IN_FLIGHT);
     let (empty_tx, empty_rx) = channel();
-    let handle = scope.spawn(move || {
+    let handle = std::thread::Builder::new().spawn_scoped(scope, move || {
         for mut batch in full_rx {
             write_batch(&mut out, &batch)?;
             if let Some(chunk) = batch.chunk.take() {
@@ -75,12 +76,12 @@ pub fn spawn<'scope, W: Write + Send + 'scope>(
             let _ = empty_tx.send(batch);
         }
         out.flush()
-    });
+    })?;
     let sender = Sender {
         full: full_tx,
         empty: empty_rx,
     };
-    (sender, handle)
+    Ok((sender, handle))
 }
 
 /// Writes the pieces of `batch`, many per system call.

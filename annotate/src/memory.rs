@@ -1,0 +1,111 @@
+//! Running out of memory: one line and exit status 1, never an abort.
+//!
+//! Rust aborts the process when an allocation fails (exit 134, a core
+//! dump, a backtrace). The binary's allocator, [`OneLineOnFailure`], is
+//! the system's, except that a failed allocation prints one line, removes
+//! the temporary file being filled (if any) and exits with status 1.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::CString;
+use std::sync::Mutex;
+
+/// The temporary files being filled (an output, and its code image
+/// filled inside it), removed if memory runs out.
+static FILLING: Mutex<Vec<CString>> = Mutex::new(Vec::new());
+
+/// Notes `path` as a temporary file being filled, until the guard drops.
+pub fn filling(path: &std::path::Path) -> Filling {
+    use std::os::unix::ffi::OsStrExt;
+    let path = CString::new(path.as_os_str().as_bytes()).ok();
+    let noted = path.is_some();
+    if let (Some(path), Ok(mut filling)) = (path, FILLING.lock()) {
+        filling.push(path);
+    }
+    Filling { noted }
+}
+
+/// While it lives, its temporary file is removed if memory runs out.
+pub struct Filling {
+    noted: bool,
+}
+
+impl Drop for Filling {
+    fn drop(&mut self) {
+        if let (true, Ok(mut filling)) = (self.noted, FILLING.lock()) {
+            filling.pop();
+        }
+    }
+}
+
+/// The system allocator, with a one-line error where it fails.
+pub struct OneLineOnFailure;
+
+// SAFETY: every call is passed to `System` as it is; on failure the
+// process ends without returning.
+unsafe impl GlobalAlloc for OneLineOnFailure {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory(new_size);
+        }
+        p
+    }
+}
+
+/// Says so in one line, removes the temporary file, exits 1. Allocates
+/// nothing.
+#[cold]
+fn out_of_memory(size: usize) -> ! {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = size;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let parts: [&[u8]; 3] = [
+        b"callgrind-jit: out of memory (an allocation of ",
+        &digits[at..],
+        b" bytes failed); no output was left half-written: give it more memory (ulimit -v) or smaller inputs\n",
+    ];
+    for part in parts {
+        // SAFETY: writes bytes we own to stderr.
+        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
+    }
+    if let Ok(filling) = FILLING.try_lock() {
+        for path in filling.iter() {
+            // SAFETY: a NUL-terminated path.
+            unsafe { libc::unlink(path.as_ptr()) };
+        }
+    }
+    // SAFETY: ends the process at once, running no more Rust code.
+    unsafe { libc::_exit(1) }
+}
