@@ -305,7 +305,7 @@ fn a_merge_that_cannot_be_written_is_refused_before_anything_is() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
-        said.contains("cannot take a profile read from standard input"),
+        said.contains("cannot take a profile read from a pipe or standard input"),
         "{said}"
     );
     assert!(out.stdout.is_empty());

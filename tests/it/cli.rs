@@ -30,7 +30,7 @@ fn finds_the_jitdump_from_the_pid_and_names_the_output_apart() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("jit-9747.dump' (2 code ranges; found, the only candidate)"),
+        stderr.contains("jit-9747.dump' (2 code ranges; found, the only candidate, owned by "),
         "{stderr}"
     );
     assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
@@ -155,7 +155,7 @@ fn finds_a_perf_map_kept_beside_the_profile() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("perf-2422.map' (39 code ranges; found, the only candidate)"),
+        stderr.contains("perf-2422.map' (39 code ranges; found, the only candidate, owned by "),
         "{stderr}"
     );
     assert!(stderr.contains("JIT functions named: 24"), "{stderr}");

@@ -73,17 +73,13 @@ pub fn user_name(uid: u32) -> String {
     name.to_string_lossy().into_owned()
 }
 
-/// The owner of a file, said in a note where it is not the caller.
+/// Whose a file is, for its note (a spooled copy of a pipe is nobody's).
 fn owner_note(input: &Input) -> String {
     use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = input.file.metadata() else {
-        return String::new();
-    };
-    // SAFETY: geteuid has no preconditions.
-    if meta.uid() == unsafe { libc::geteuid() } {
-        return String::new();
+    match input.file.metadata() {
+        Ok(meta) if !input.is_spooled() => format!(", owned by {}", user_name(meta.uid())),
+        _ => String::new(),
     }
-    format!(", owned by {}", user_name(meta.uid()))
 }
 
 /// What a file's own content and name say about the process that wrote it.
