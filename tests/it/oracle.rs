@@ -59,6 +59,10 @@
 //!    at most what they hold); each keeps its count and loses at most its
 //!    own cost.
 //! 9. Everything else is copied as it is.
+//! 10. Every position the output gives an instruction of a JIT range
+//!     under that range's object, a call site included (also the site of
+//!     rule 2's call, which no input record holds), has the line rule 2
+//!     gives that instruction.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -858,7 +862,8 @@ fn columns_of(text: &str) -> Vec<&str> {
 /// `input` the rules give.
 pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
     let ((mut want, reentries), mut got) = (expected(input, symbols), actual(output));
-    let mut report = take_out_reentries(&mut want, &mut got, &reentries);
+    let mut report = lines_of_positions(output, symbols);
+    report.push_str(&take_out_reentries(&mut want, &mut got, &reentries));
     let jumps = jump_calls(input, symbols, &reentries);
     report.push_str(&take_out_jump_calls(&mut want, &mut got, &jumps));
     if want == got && report.is_empty() {
@@ -876,6 +881,43 @@ pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
         report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
     }
     panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
+
+/// Rule 10 over the output: the positions whose line is not the one
+/// their instruction has, if any (the first few).
+fn lines_of_positions(output: &str, symbols: &Symbols) -> String {
+    let columns = columns_of(output);
+    let (Some(instr), Some(line)) = (
+        columns.iter().position(|c| *c == "instr"),
+        columns.iter().position(|c| *c == "line"),
+    ) else {
+        return String::new();
+    };
+    let mut report = String::new();
+    let mut wrong = 0;
+    for record in expand::expand(output) {
+        let (at, pos, what) = match &record {
+            Record::Cost { at, pos, .. } => (at, pos, "cost line"),
+            Record::Transfer { at, pos, kind, .. } => (at, pos, kind.as_str()),
+        };
+        let Some(range) = symbols.at(pos[instr]).filter(|r| r.object == at[0]) else {
+            continue;
+        };
+        let (_, want) = range.line_at(pos[instr]);
+        if pos[line] != want {
+            wrong += 1;
+            if wrong <= 5 {
+                report.push_str(&format!(
+                    "rule 10: {what} of {} at {:#x} has line {}, its instruction line {want}\n",
+                    at[3], pos[instr], pos[line]
+                ));
+            }
+        }
+    }
+    if wrong > 5 {
+        report.push_str(&format!("rule 10: {wrong} positions in all\n"));
+    }
+    report
 }
 
 /// Holds the oracle to every profile `record` annotated in `dir`: each

@@ -116,14 +116,19 @@ impl Rewriter<'_> {
             && self.table.symbol(a).name == self.table.symbol(b).name
     }
 
-    /// The position of `symbol`'s first instruction, at its declared line.
+    /// The position of `symbol`'s first instruction, at its line: the
+    /// line table's there (as a cost line at that address gets), else the
+    /// declared line; without an instruction column, the declared line.
     fn entry_of(&self, symbol: SymbolId) -> Pos {
+        let s = self.table.symbol(symbol);
         let mut pos = Pos::default();
+        let mut line = s.line;
         if let Some(i) = self.cols.index(Column::Instr) {
-            pos[i] = self.table.symbol(symbol).start;
+            pos[i] = s.start;
+            line = s.row_at(s.start).filter(|r| r.line != 0).map_or(s.line, |r| r.line);
         }
         if let Some(i) = self.cols.index(Column::Line) {
-            pos[i] = u64::from(self.table.symbol(symbol).line);
+            pos[i] = u64::from(line);
         }
         pos
     }
