@@ -1,6 +1,7 @@
 //! Code objects. A JIT that compiles a module at a time (wasmtime,
 //! Cranelift's JIT module, LLVM ORC) writes the module's functions as one
-//! block: consecutive loads, each starting where the one before ended.
+//! block: consecutive loads, each starting where the one before ended or
+//! after no more than alignment padding.
 //! Two such blocks can hold functions of one name (two wasm modules' `fib`,
 //! and their trampolines): different functions, which must stay apart in
 //! both readers. Functions loaded one at a time under one name (a method
@@ -73,7 +74,13 @@ fn hash(name: &str) -> u64 {
     STATE.with(|state| state.hash_one(name))
 }
 
-/// The blocks of two or more ranges laid out back to back, in order.
+/// The most padding a module's code puts between two functions (their
+/// alignment: wasmtime aligns each to 16 bytes, Cranelift's JIT module
+/// and LLVM to at most 64).
+const PADDING: u64 = 64;
+
+/// The blocks of two or more ranges laid out one after another, in
+/// order, apart by no more than alignment padding.
 fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
     let entries = &table.entries[range.clone()];
     let mut blocks = Vec::new();
@@ -81,7 +88,9 @@ fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
     for i in 1..=entries.len() {
         let joined = i < entries.len() && {
             let (prev, next) = (&entries[i - 1], &entries[i]);
-            prev.size > 0 && prev.start.checked_add(prev.size) == Some(next.start)
+            let end = prev.start.checked_add(prev.size);
+            let gap = end.and_then(|end| next.start.checked_sub(end));
+            prev.size > 0 && gap.is_some_and(|gap| gap < PADDING)
         };
         if !joined {
             if i - start >= 2 {

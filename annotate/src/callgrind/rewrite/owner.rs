@@ -125,7 +125,10 @@ impl Rewriter<'_> {
         let mut line = s.line;
         if let Some(i) = self.cols.index(Column::Instr) {
             pos[i] = s.start;
-            line = s.row_at(s.start).filter(|r| r.line != 0).map_or(s.line, |r| r.line);
+            line = s
+                .row_at(s.start)
+                .filter(|r| r.line != 0)
+                .map_or(s.line, |r| r.line);
         }
         if let Some(i) = self.cols.index(Column::Line) {
             pos[i] = u64::from(line);
