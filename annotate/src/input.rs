@@ -282,6 +282,17 @@ pub fn profile_pid(file: &File) -> Option<u32> {
     })
 }
 
+/// The `cmd:` of a profile's header (the command valgrind ran), if it has
+/// one in its first 64 lines.
+pub fn profile_command(file: &File) -> Option<String> {
+    let mut head = vec![0; 16 * 1024];
+    let n = read_at_most(file, &mut head, 0).ok()?;
+    head[..n].split(|&b| b == b'\n').take(64).find_map(|line| {
+        let cmd = line.strip_prefix(b"cmd:")?;
+        Some(String::from_utf8_lossy(cmd).trim().to_string())
+    })
+}
+
 /// Where the epoch a profile covers ends in each symbol file: the places
 /// jit-client put in the description of the dump that wrote it
 /// (`desc: Trigger: Client Request: callgrind-jit epoch ends at

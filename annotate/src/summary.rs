@@ -244,6 +244,13 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             all.unknown_lines
         );
     }
+    if let Some((program, n)) = &table.report.in_program {
+        let _ = writeln!(
+            s,
+            "{n} ranges of the symbol files lie in the code of '{}' itself (a runtime's compiled-in code, such as V8's embedded builtins): left to that file's own names",
+            program.display()
+        );
+    }
     for (path, what, n) in &table.report.problems {
         let _ = writeln!(s, "warning: '{}': {what}: {n}", path.display());
     }

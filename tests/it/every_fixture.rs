@@ -97,7 +97,8 @@ fn the_oracle_holds_on_every_fixture() {
     let dir = util::scratch("oracle-fixtures");
     for (profile, sources) in all_fixtures(&dir) {
         let input = std::fs::read(&profile).unwrap();
-        let (output, _) = rewrite_bytes(&input, &table(&sources), 1 << 16);
+        let table = crate::rewriting::table_for(Some(&profile), &sources);
+        let (output, _) = rewrite_bytes(&input, &table, 1 << 16);
         let symbols = oracle::Symbols::read(&sources);
         oracle::check(
             &profile.display().to_string(),

@@ -63,6 +63,11 @@
 //!     under that range's object, a call site included (also the site of
 //!     rule 2's call, which no input record holds), has the line rule 2
 //!     gives that instruction.
+//! 11. A range that lies in the executable code of the run's program
+//!     (the `cmd:` line's first word, through `$PATH`), where that program
+//!     is linked at fixed addresses (`readelf` says EXEC), is not JIT code:
+//!     the profile has it under the program's own names (V8's builtins
+//!     embedded in `node`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -861,6 +866,8 @@ fn columns_of(text: &str) -> Vec<&str> {
 /// Panics with the first differences if `output` is not the rewrite of
 /// `input` the rules give.
 pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
+    let outside = outside_program(symbols, input);
+    let symbols = outside.as_ref().unwrap_or(symbols);
     let ((mut want, reentries), mut got) = (expected(input, symbols), actual(output));
     let mut report = lines_of_positions(output, symbols);
     report.push_str(&take_out_reentries(&mut want, &mut got, &reentries));
@@ -881,6 +888,60 @@ pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
         report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
     }
     panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
+
+/// Rule 11: the ranges without those in the program's own code, where
+/// there are such.
+fn outside_program(symbols: &Symbols, input: &str) -> Option<Symbols> {
+    let segments = program_code(input)?;
+    let inside = |r: &&Range| segments.iter().any(|s| s.0 <= r.start && r.end <= s.1);
+    if !symbols.ranges.iter().any(|r| inside(&r)) {
+        return None;
+    }
+    Some(Symbols {
+        ranges: symbols
+            .ranges
+            .iter()
+            .filter(|r| !inside(r))
+            .cloned()
+            .collect(),
+        by_start: Default::default(),
+        entered: Default::default(),
+    })
+}
+
+/// The executable LOAD segments of the run's program, by `readelf`, if it
+/// is linked at fixed addresses.
+fn program_code(input: &str) -> Option<Vec<(u64, u64)>> {
+    let cmd = input
+        .lines()
+        .take(64)
+        .find_map(|l| l.strip_prefix("cmd:"))?;
+    let program = cmd.split_whitespace().next()?;
+    let path = match program.contains('/') {
+        true => PathBuf::from(program),
+        false => std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())?,
+    };
+    let out = std::process::Command::new("readelf")
+        .arg("-lW")
+        .arg(&path)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !text.contains("Elf file type is EXEC") {
+        return None;
+    }
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    let segments = text.lines().filter_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // LOAD offset vaddr paddr filesz memsz FLAGS... align
+        let executable =
+            f.first() == Some(&"LOAD") && f.len() > 7 && f[6..f.len() - 1].contains(&"E");
+        executable.then(|| Some((hex(f[2])?, hex(f[2])? + hex(f[5])?)))?
+    });
+    Some(segments.collect())
 }
 
 /// Rule 10 over the output: the positions whose line is not the one

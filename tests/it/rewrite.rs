@@ -423,3 +423,71 @@ fn option_variants_keep_every_invariant() {
         }
     }
 }
+
+#[test]
+fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
+    let program = annotate::symbols::mapped::MappedCode::of_command("node");
+    let Some(program) = program else {
+        return util::skip("v8_builtins_inside_node", "node linked at fixed addresses");
+    };
+    let dir = util::scratch("node-builtins");
+    gunzip("node-fib", "callgrind.out.13064", &dir);
+    gunzip("node-fib", "jit-13064.dump", &dir);
+    std::fs::copy(
+        util::fixture("node-fib/perf-13064.map"),
+        dir.join("perf-13064.map"),
+    )
+    .unwrap();
+    let out = util::annotate(
+        &dir,
+        &[
+            "callgrind.out.13064",
+            "jit-13064.dump",
+            "perf-13064.map",
+            "-o",
+            "out",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // The truth from the symbol files: every range inside node's own
+    // executable segments (readelf's, held independently by the oracle).
+    let inside = |path: &Path| {
+        let data = std::fs::read(path).unwrap();
+        let ranges: Vec<(u64, u64)> = if annotate::jitdump::is_jitdump(&data) {
+            let dump = annotate::jitdump::read(&data).unwrap();
+            dump.records
+                .iter()
+                .filter_map(|(_, r)| match r {
+                    annotate::jitdump::Record::Load(l) => Some((l.code_addr, l.code_size)),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            String::from_utf8_lossy(&data)
+                .lines()
+                .filter_map(|l| annotate::perfmap::fields(l.as_bytes()).map(|(s, n, _)| (s, n)))
+                .collect()
+        };
+        ranges.iter().filter(|&&(s, n)| program.holds(s, n)).count()
+    };
+    let want = inside(&dir.join("jit-13064.dump")) + inside(&dir.join("perf-13064.map"));
+    assert!(want > 4000, "V8 lists its embedded builtins: {want}");
+    assert!(
+        said.contains(&format!(
+            "{want} ranges of the symbol files lie in the code of '"
+        )),
+        "{said}"
+    );
+    // No instruction of node's own sits under a JIT function named after it.
+    let report =
+        util::callgrind_annotate(&dir.join("out"), &["--inclusive=yes", "--threshold=100"]);
+    assert!(
+        !report.contains("Builtin:InterpreterPushUndefinedAndArgsThenCall"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Builtins_InterpreterPushUndefinedAndArgsThenCall"),
+        "{report}"
+    );
+}

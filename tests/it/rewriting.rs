@@ -10,7 +10,18 @@ use annotate::symbols::{BiasMode, SymbolTable};
 
 /// A symbol table from jitdump and perf map files.
 pub fn table(sources: &[PathBuf]) -> SymbolTable {
-    let mut table = SymbolTable::builder();
+    table_for(None, sources)
+}
+
+/// [`table`] for the profile `profile`, as the command builds it: the
+/// ranges in the code of the program its `cmd:` line ran left out.
+pub fn table_for(profile: Option<&std::path::Path>, sources: &[PathBuf]) -> SymbolTable {
+    let command = profile.and_then(|p| {
+        let file = std::fs::File::open(p).ok()?;
+        annotate::input::profile_command(&file)
+    });
+    let program = command.and_then(|c| annotate::symbols::mapped::MappedCode::of_command(&c));
+    let mut table = SymbolTable::builder().outside(program);
     for path in sources {
         let data = std::fs::read(path).unwrap();
         if annotate::jitdump::is_jitdump(&data) {

@@ -17,6 +17,7 @@ use crate::callgrind::{self, Ending, RewriteError, Stats};
 use crate::code_image;
 use crate::input::{self, Input, Kind, OUTPUT_MARK};
 use crate::output::{self, Target};
+use crate::symbols::mapped::MappedCode;
 use crate::symbols::{BiasMode, SymbolTable};
 use provenance::Provenance;
 
@@ -142,7 +143,9 @@ pub fn annotate(request: &Request) -> Result<Vec<Report>> {
     let mut reports = Vec::new();
     let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
     for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
-        let symbols = load_symbols(&provenance.used, request.bias, Vec::new())?;
+        let program =
+            input::profile_command(&profiles[0].file).and_then(|cmd| MappedCode::of_command(&cmd));
+        let symbols = load_symbols(&provenance.used, request.bias, Vec::new(), program)?;
         let pid = run.pid;
         let mut report = Report {
             pid,
@@ -439,15 +442,19 @@ fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
 }
 
 /// Indexes every symbol file (each read once, whatever its size; a
-/// range's names are read again only if a profile touches it).
+/// range's names are read again only if a profile touches it), leaving
+/// out the ranges in the run's `program`'s own code.
 /// With `epoch_end` (see [`input::epoch_end`]), only the code loaded
 /// before those places.
 fn load_symbols(
     sources: &[Input],
     bias: BiasMode,
     epoch_end: Vec<(String, u64)>,
+    program: Option<MappedCode>,
 ) -> Result<SymbolTable> {
-    let mut table = SymbolTable::builder().epoch_ending_at(epoch_end);
+    let mut table = SymbolTable::builder()
+        .epoch_ending_at(epoch_end)
+        .outside(program);
     for source in sources {
         let path = &source.path;
         let file = source

@@ -17,6 +17,7 @@ mod decode;
 mod decoded;
 mod index_jitdump;
 mod index_perfmap;
+pub mod mapped;
 mod modules;
 pub mod runtime_names;
 mod segments;
@@ -198,6 +199,9 @@ pub struct BuildReport {
     pub bias: Vec<(PathBuf, Decision)>,
     /// DEBUG_INFO records matched to no CODE_LOAD.
     pub orphan_debug_info: usize,
+    /// Ranges left out because they lie in the program's own code (see
+    /// [`mapped`]): the program, and how many.
+    pub in_program: Option<(PathBuf, usize)>,
 }
 
 /// Symbols from all sources, ready for address lookups.
@@ -225,6 +229,8 @@ pub struct SymbolTableBuilder {
     /// Where the epoch a profile part covers ends in each symbol file,
     /// by file name (see [`epoch_ending_at`](Self::epoch_ending_at)).
     epoch_end: Vec<(String, u64)>,
+    /// The run's program, whose own code no range names.
+    program: Option<mapped::MappedCode>,
 }
 
 /// A symbol file that could not be read.
@@ -342,10 +348,35 @@ impl SymbolTableBuilder {
         added.expect("a temporary file holds a perf map's bytes");
     }
 
+    /// Leaves out the ranges that lie in `program`'s own code (see
+    /// [`mapped`]).
+    pub fn outside(mut self, program: Option<mapped::MappedCode>) -> Self {
+        self.program = program;
+        self
+    }
+
     /// The table, with its lookup index built.
     pub fn build(mut self) -> SymbolTable {
+        if let Some(program) = self.program.take() {
+            self.leave_out(program);
+        }
         self.table.index();
         self.table
+    }
+
+    /// Drops the ranges inside `program`'s code, and says how many.
+    fn leave_out(&mut self, program: mapped::MappedCode) {
+        let before = self.table.entries.len();
+        self.table
+            .entries
+            .retain(|e| !program.holds(e.start, e.size));
+        let left_out = before - self.table.entries.len();
+        if left_out > 0 {
+            // Numbers changed: nothing decoded under the old ones is kept.
+            self.table.decoded = decoded::Decoded::default();
+            self.table.decoded.grow(self.table.entries.len());
+            self.table.report.in_program = Some((program.file, left_out));
+        }
     }
 }
 
