@@ -103,7 +103,7 @@ mod tests {
     fn a_range_is_held_only_whole() {
         let code = MappedCode {
             file: PathBuf::from("p"),
-            segments: vec![0x1000..0x2000],
+            segments: vec![0x1000..0x2000, 0x8000..0x9000],
         };
         assert!(code.holds(0x1000, 0x1000));
         assert!(!code.holds(0x1ff0, 0x20));
