@@ -134,3 +134,122 @@ fn moarvm_subs_are_named_with_their_raku_file() {
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "fib.raku:fib [") > 0, "{report}");
 }
+
+/// `program` if it runs here (`--version`), for the runtime tests.
+fn runtime(program: &str) -> Option<std::path::PathBuf> {
+    let runs = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    runs.then(|| std::path::PathBuf::from(program))
+}
+
+/// `record -- PROGRAM ARGS` in a scratch folder holding `files`, with no
+/// runtime flag and none of the runtimes' variables set: its stderr.
+fn record_runtime(tag: &str, program: &Path, args: &[&str], files: &[(&str, &str)]) -> String {
+    let dir = util::scratch(tag);
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let mut cmd = Command::new(util::cli());
+    cmd.args(["record", "--"])
+        .arg(program)
+        .args(args)
+        .current_dir(&dir);
+    for runtime in annotate::record::runtimes::RUNTIMES {
+        for (key, _) in runtime.env {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+#[test]
+fn node_is_named_with_no_flag_of_its_own() {
+    let Some(node) = runtime("node") else {
+        return util::skip(
+            "node_is_named_with_no_flag_of_its_own",
+            "node is not installed",
+        );
+    };
+    let fib = "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+               let t = 0; for (let i = 0; i < 20; i++) t += fib(16);\nconsole.log(t);\n";
+    let said = record_runtime("record-node", &node, &["fib.js"], &[("fib.js", fib)]);
+    assert!(
+        said.contains(
+            "callgrind-jit: Node: symbol output turned on with NODE_OPTIONS='--perf-prof"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("  fib  (fib.js:1)"), "{said}");
+}
+
+#[test]
+fn cpython_3_12_and_3_13_are_named_with_no_flag_of_their_own() {
+    let fib = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint(fib(15))\n";
+    for version in ["3.12", "3.13"] {
+        let found = std::fs::read_dir("/root/.pyenv/versions")
+            .ok()
+            .and_then(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path())).find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(version))
+                })
+            });
+        let python = found
+            .map(|p| p.join("bin/python3"))
+            .or_else(|| runtime(&format!("python{version}")));
+        let Some(python) = python.filter(|p| runtime(&p.to_string_lossy()).is_some()) else {
+            util::skip(
+                "cpython_is_named",
+                &format!("python {version} is not installed"),
+            );
+            continue;
+        };
+        let tag = format!("record-python-{version}");
+        let said = record_runtime(&tag, &python, &["fib.py"], &[("fib.py", fib)]);
+        assert!(
+            said.contains(
+                "callgrind-jit: CPython: symbol output turned on with PYTHONPERFSUPPORT='1'"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("  py::fib  (fib.py)"), "{version}: {said}");
+    }
+}
+
+#[test]
+fn hotspot_is_named_with_no_flag_of_its_own() {
+    let (Some(java), Some(_)) = (runtime("java"), runtime("javac")) else {
+        return util::skip("hotspot_is_named", "a JDK is not installed");
+    };
+    let dir = util::scratch("record-java-src");
+    std::fs::copy(util::fixture("java-hot/Hot.java"), dir.join("Hot.java")).unwrap();
+    util::run_ok(
+        Command::new("javac")
+            .arg("-d")
+            .arg(&dir)
+            .arg(dir.join("Hot.java")),
+    );
+    let class = std::fs::read(dir.join("Hot.class")).unwrap();
+    let tag = "record-java";
+    let run = util::scratch(tag);
+    std::fs::write(run.join("Hot.class"), class).unwrap();
+    let mut cmd = Command::new(util::cli());
+    cmd.args(["record", "--"])
+        .arg(&java)
+        .args(["-Xbatch", "-cp", ".", "Hot"])
+        .current_dir(&run);
+    cmd.env_remove("JAVA_TOOL_OPTIONS");
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("callgrind-jit: HotSpot: symbol output turned on with JAVA_TOOL_OPTIONS="),
+        "{said}"
+    );
+    assert!(said.contains("double Hot.totalArea(int)"), "{said}");
+}

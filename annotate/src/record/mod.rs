@@ -3,6 +3,7 @@
 //! files), and list the hottest JIT functions.
 
 mod out_file;
+pub mod runtimes;
 mod signals;
 
 use std::collections::BTreeMap;
@@ -18,16 +19,6 @@ use crate::cli::{RecordArgs, UsageError};
 use crate::command::{annotate, NoSymbols, Report, Request, Rewritten};
 use crate::summary::group;
 pub use out_file::OutFile;
-
-/// Environment `record` sets for the program unless the user's own
-/// environment sets it: jit-client on, MoarVM's perf map on, and MoarVM's
-/// specializer run in step with the program (under Valgrind its thread
-/// barely runs, and few frames are ever JIT-compiled).
-pub const PROGRAM_ENV: [(&str, &str); 3] = [
-    ("CALLGRIND_JIT", "1"),
-    ("MVM_JIT_PERF_MAP", "1"),
-    ("MVM_SPESH_BLOCKING", "1"),
-];
 
 /// What `record` did.
 pub struct Recording {
@@ -47,6 +38,9 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     let (valgrind_options, command) = split_args(&args.args)?;
     let out_dir = out_dir(args.out_dir.as_deref())?;
     let template = out_template(valgrind_options, &out_dir)?;
+    if let Some(line) = runtimes::of_command(command).and_then(runtimes::said) {
+        eprintln!("callgrind-jit: {line}");
+    }
     let mut cmd = valgrind_command(&out_dir, valgrind_options, command);
     let started = file_clock_now(&template.dir);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
@@ -163,8 +157,7 @@ fn out_template(options: &[String], out_dir: &Path) -> Result<OutFile> {
             .into_owned(),
     };
     let out_file = OutFile::parse(&template, |var| {
-        PROGRAM_ENV
-            .iter()
+        runtimes::program_env()
             .find(|(k, _)| *k == var)
             .map(|(_, v)| OsString::from(v))
             .filter(|_| std::env::var_os(var).is_none())
@@ -190,7 +183,7 @@ fn valgrind_command(out_dir: &Path, options: &[String], command: &[String]) -> C
         cmd.arg(out_file);
     }
     cmd.args(options).args(command);
-    for (key, value) in PROGRAM_ENV {
+    for (key, value) in runtimes::program_env() {
         if std::env::var_os(key).is_none() {
             cmd.env(key, value);
         }
