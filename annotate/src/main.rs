@@ -142,7 +142,7 @@ fn print_top(report: &annotate::command::Report, top: usize, pid: Option<u32>) {
             .first()
             .and_then(|p| p.stats.events.first().cloned())
             .unwrap_or_default();
-        eprintln!("hottest JIT functions{of} (share of {event}):");
+        eprintln!("hottest JIT functions{of} (inclusive and self share of {event}):");
         eprint!("{list}");
     }
     if let Some(annotate::command::Rewritten { output: out, .. }) = report.profiles.first() {

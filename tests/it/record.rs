@@ -189,7 +189,7 @@ fn node_is_named_with_no_flag_of_its_own() {
 
 #[test]
 fn cpython_3_12_and_3_13_are_named_with_no_flag_of_their_own() {
-    let fib = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint(fib(15))\n";
+    let fib = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint(fib(18))\n";
     for version in ["3.12", "3.13"] {
         let found = std::fs::read_dir("/root/.pyenv/versions")
             .ok()
@@ -218,6 +218,43 @@ fn cpython_3_12_and_3_13_are_named_with_no_flag_of_their_own() {
             "{said}"
         );
         assert!(said.contains("  py::fib  (fib.py)"), "{version}: {said}");
+        // A trampoline has almost no cost of its own: the list gives the
+        // inclusive share, as callgrind_annotate --inclusive=yes reads it.
+        let row = said
+            .lines()
+            .find(|l| l.ends_with("  py::fib  (fib.py)"))
+            .unwrap();
+        let shares: Vec<f64> = row
+            .split('%')
+            .take(2)
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
+        let out = util::annotated_in(
+            &util::root()
+                .join("target/it-scratch")
+                .join(format!("{tag}-{}", std::process::id())),
+        );
+        let report =
+            util::callgrind_annotate(&out, &["--inclusive=yes", "--auto=no", "--threshold=100"]);
+        let line = report
+            .lines()
+            .find(|l| l.contains("fib.py:py::fib ["))
+            .unwrap();
+        let theirs: f64 = line
+            .split('(')
+            .nth(1)
+            .unwrap()
+            .split('%')
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            (shares[0] - theirs).abs() < 0.015,
+            "{version}: {row} against {line}"
+        );
+        assert!(shares[0] > 20.0 * shares[1].max(0.01), "{version}: {row}");
     }
 }
 
