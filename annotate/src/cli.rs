@@ -69,22 +69,30 @@ const RECORD_EXAMPLES: &str = "\
 Runs valgrind --tool=callgrind --dump-instr=yes on CMD, annotates every
 profile part and thread file of every process it wrote (each with its own
 pid's symbol files), and prints the summary and the hottest JIT functions on
-stderr. Options before '--' that are not callgrind-jit's go to valgrind,
---callgrind-out-file (with %p, %q{VAR}) and --trace-children=yes included.
+stderr (inclusive and self share). Options before '--' that are not
+callgrind-jit's go to valgrind, --callgrind-out-file (with %p, %q{VAR}) and
+--trace-children=yes included. With --tool=memcheck, helgrind or drd, the
+tool's log (--log-file, default TOOL.log.%p) is written with its JIT frames
+named, jit.TOOL.log.PID, and printed on stderr.
 
-The program gets, unless its environment already sets them: CALLGRIND_JIT=1
-(jit-client), MVM_JIT_PERF_MAP=1 and MVM_SPESH_BLOCKING=1 (MoarVM: under
-Valgrind its specializer thread barely runs without it), and JITDUMPDIR (the
-output folder). node needs its own switches:
-  callgrind-jit record -- node --perf-prof --perf-basic-prof app.js
+The program, and every program it starts, gets the variables that turn the
+runtimes' symbol output on, unless its environment already sets them:
+CALLGRIND_JIT=1 (jit-client) and JITDUMPDIR (the output folder);
+MVM_JIT_PERF_MAP=1, MVM_SPESH_BLOCKING=1 (MoarVM); NODE_OPTIONS (Node:
+--perf-prof --perf-basic-prof --interpreted-frames-native-stack);
+JAVA_TOOL_OPTIONS (HotSpot: -XX:+UnlockDiagnosticVMOptions
+-XX:+DumpPerfMapAtExit); PYTHONPERFSUPPORT=1, PYTHON_PERF_JIT_SUPPORT=1
+(CPython 3.12, 3.13). Set one yourself, even empty, to keep it as you want.
 
 Ctrl-C or SIGTERM stop the program, not callgrind-jit: what valgrind wrote is
 annotated.
 
 Examples:
+  callgrind-jit record -- node app.js
   callgrind-jit record -- raku script.raku
   callgrind-jit record --collect-jumps=yes -- ./my-jit program.toy
   callgrind-jit record --trace-children=yes -- ./run-tests.sh
+  callgrind-jit record --tool=memcheck -- ./my-jit program.toy
 
 Exit status: the program's (128 + N if a signal N ended it); 1 if no profile
 was written or annotating failed; 2 usage error.";
@@ -116,14 +124,16 @@ Examples:
   callgrind-jit annotate callgrind.out.1234            (finds jit-1234.dump, perf-1234.map by pid)
   callgrind-jit annotate callgrind.out.1234*           (all parts and threads of a run)
   callgrind-jit annotate callgrind.out.1234 -o named.out
+  callgrind-jit annotate memcheck.log               (a memcheck, helgrind or DRD log: JIT frames named)
 
 Exit status: 0 success (warnings allowed), 1 error, 2 usage error.";
 
 /// Arguments of `annotate`.
 #[derive(Debug, Args)]
 pub struct AnnotateArgs {
-    /// Callgrind profiles, then jitdump or perf map files (told apart by
-    /// content). Without symbol files they are found from the profile's pid.
+    /// Callgrind profiles (or Valgrind tool logs), then jitdump or perf map
+    /// files (told apart by content). Without symbol files they are found
+    /// from the profile's pid (a log's `==PID==` lines).
     #[arg(required = true, value_name = "PROFILE|SOURCE")]
     pub inputs: Vec<PathBuf>,
 

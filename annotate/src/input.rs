@@ -31,6 +31,9 @@ pub enum Kind {
     Jitdump,
     /// A perf map.
     PerfMap,
+    /// A Valgrind tool's text log (memcheck, helgrind, DRD: `==PID== `
+    /// lines).
+    ToolLog,
 }
 
 /// An opened input: a regular file that can be read from any offset.
@@ -171,8 +174,11 @@ fn kind(path: &Path, file: &File) -> Result<Kind> {
     if crate::perfmap::looks_like_perf_map(head) {
         return Ok(Kind::PerfMap);
     }
+    if log_pid(text.lines().next().unwrap_or_default()).is_some() {
+        return Ok(Kind::ToolLog);
+    }
     bail!(
-        "'{}' is neither a callgrind profile, a jitdump nor a perf map",
+        "'{}' is neither a callgrind profile, a Valgrind log, a jitdump nor a perf map",
         path.display()
     )
 }
@@ -225,6 +231,16 @@ fn cut_of(file: &File) -> std::io::Result<Option<(u64, Cut)>> {
         cut = cut.or(Some(Cut::InCall));
     }
     Ok(cut.map(|c| (base + end as u64, c)))
+}
+
+/// The pid of a Valgrind log line (`==PID== `, `--PID-- `, `**PID** `)
+/// and what follows the prefix.
+pub fn log_pid(line: &str) -> Option<(u32, &str)> {
+    let mark = line.get(..2).filter(|m| ["==", "--", "**"].contains(m))?;
+    let rest = &line[2..];
+    let end = rest.find(mark)?;
+    let pid = rest[..end].parse().ok()?;
+    Some((pid, &rest[end + 2..]))
 }
 
 /// Fills `buf` from `offset` as far as the file goes; returns the count.

@@ -6,6 +6,7 @@ use std::io::stdout;
 
 use annotate::clean::Outcome;
 use annotate::cli::{Cli, Command, UsageError};
+use annotate::command::Annotated;
 use annotate::record::Recording;
 use clap::{CommandFactory, Parser};
 
@@ -32,10 +33,11 @@ fn main() -> ExitCode {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Annotate(args) => {
-            let reports = annotate::command::annotate(&args.request())?;
+            let annotated = annotate::command::annotate_any(&args.request())?;
             if !args.quiet {
-                for report in &reports {
-                    print_summary(report);
+                match annotated {
+                    Annotated::Profiles(reports) => reports.iter().for_each(print_summary),
+                    Annotated::Logs(logs) => logs.iter().for_each(print_log),
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -101,6 +103,25 @@ fn clean_line(path: &std::path::Path, outcome: &Outcome) -> String {
     }
 }
 
+fn print_log(log: &annotate::command::logs::Named) {
+    for (pid, path, why) in &log.provenance {
+        eprintln!(
+            "callgrind-jit: symbols of pid {pid}: '{}' ({why})",
+            path.display()
+        );
+    }
+    let out = match log.output.as_os_str() == "-" {
+        true => "standard output".to_string(),
+        false => format!("'{}'", log.output.display()),
+    };
+    eprintln!(
+        "callgrind-jit: wrote {out} (from '{}'): {} JIT frames named, {} unknown frames outside every JIT range left as ???",
+        log.input.display(),
+        log.named,
+        log.unnamed
+    );
+}
+
 fn print_summary(report: &annotate::command::Report) {
     for line in annotate::summary::render(report).lines() {
         eprintln!("callgrind-jit: {line}");
@@ -120,7 +141,14 @@ fn print_recording(recording: &Recording, top: usize) {
         print_summary(report);
         print_top(report, top, several.then_some(*pid));
     }
-    if recording.reports.is_empty() {
+    for log in &recording.logs {
+        // The tool's messages, JIT frames named, where the user looks.
+        if let Ok(text) = std::fs::read_to_string(&log.output) {
+            eprint!("{text}");
+        }
+        print_log(log);
+    }
+    if recording.reports.is_empty() && recording.logs.is_empty() {
         eprintln!("callgrind-jit: no JIT function was named (did the program register its code?)");
     }
 }

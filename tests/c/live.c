@@ -3,7 +3,8 @@
  *   jit_loop(n)      sums n..1                       live.calc lines 2-5
  *   jit_caller(fn)   calls a native function          live.calc lines 8-9
  *   jit_read(p)      reads an int through p           live.calc line 12
- * Usage: live N  (N loop iterations; then a backtrace and an invalid read) */
+ * Usage: live N [plain]  (N loop iterations; then a backtrace and an invalid
+ * read; with "plain", live mode stays off: the jitdump alone names them) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static void native_backtrace(void) { VALGRIND_PRINTF_BACKTRACE("backtrace from n
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
     cgjit_open();
-    cgjit_set_live(1);
+    if (argc < 3 || strcmp(argv[2], "plain") != 0) cgjit_set_live(1);
     int (*jit_loop)(int) = (int (*)(int))commit("jit_loop", loop_code, sizeof loop_code, loop_lines, 4);
     void (*jit_caller)(void (*)(void)) = (void (*)(void (*)(void)))commit("jit_caller", caller_code, sizeof caller_code, caller_lines, 3);
     int (*jit_read)(int *) = (int (*)(int *))commit("jit_read", read_code, sizeof read_code, read_lines, 2);

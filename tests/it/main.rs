@@ -25,5 +25,6 @@ mod rewriting;
 mod safe_files;
 mod scale;
 mod symbols;
+mod tool_logs;
 mod util;
 mod wasmtime;

@@ -4,6 +4,7 @@
 
 mod discover;
 mod epochs;
+pub mod logs;
 mod provenance;
 
 use std::fs::File;
@@ -87,17 +88,65 @@ pub struct Report {
 /// Runs `annotate`: one report per process, in the order its first
 /// profile was given.
 pub fn annotate(request: &Request) -> Result<Vec<Report>> {
-    let mut profiles = Vec::new();
-    let mut sources = Vec::new();
-    let mut empty = Vec::new();
-    for path in &request.inputs {
-        let input = Input::open(path)?;
-        match input.kind {
-            Kind::Profile => profiles.push(input),
-            Kind::Empty => empty.push(input.path),
-            Kind::Jitdump | Kind::PerfMap => sources.push(input),
-        }
+    match annotate_any(request)? {
+        Annotated::Profiles(reports) => Ok(reports),
+        Annotated::Logs(_) => bail!("no callgrind profile among the inputs"),
     }
+}
+
+/// What `annotate` did: a report per run of the profiles, or each
+/// Valgrind log named.
+pub enum Annotated {
+    /// Callgrind profiles, a report per run.
+    Profiles(Vec<Report>),
+    /// Valgrind tools' text logs.
+    Logs(Vec<logs::Named>),
+}
+
+/// The inputs, told apart by content.
+#[derive(Default)]
+struct Inputs {
+    profiles: Vec<Input>,
+    sources: Vec<Input>,
+    logs: Vec<Input>,
+    empty: Vec<PathBuf>,
+}
+
+impl Inputs {
+    fn open(paths: &[PathBuf]) -> Result<Inputs> {
+        let mut inputs = Inputs::default();
+        for path in paths {
+            let input = Input::open(path)?;
+            match input.kind {
+                Kind::Profile => inputs.profiles.push(input),
+                Kind::Empty => inputs.empty.push(input.path),
+                Kind::Jitdump | Kind::PerfMap => inputs.sources.push(input),
+                Kind::ToolLog => inputs.logs.push(input),
+            }
+        }
+        Ok(inputs)
+    }
+}
+
+/// Runs `annotate` on profiles or on Valgrind logs, whichever were given.
+pub fn annotate_any(request: &Request) -> Result<Annotated> {
+    let inputs = Inputs::open(&request.inputs)?;
+    if inputs.logs.is_empty() {
+        return annotate_profiles(request, inputs).map(Annotated::Profiles);
+    }
+    if !inputs.profiles.is_empty() {
+        bail!("callgrind profiles and Valgrind logs were given together: annotate them apart");
+    }
+    logs::annotate(request, inputs.logs, inputs.sources).map(Annotated::Logs)
+}
+
+fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
+    let Inputs {
+        profiles,
+        sources,
+        empty,
+        ..
+    } = inputs;
     if profiles.is_empty() {
         match empty.first() {
             Some(empty) => bail!("'{}' is empty: nothing to annotate", empty.display()),
@@ -229,9 +278,16 @@ fn by_run(profiles: Vec<Input>) -> Vec<Group> {
 
 /// The symbol files found for one run's profiles.
 fn discover_for(group: &Group, request: &Request) -> Provenance {
-    let (Some(pid), profiles) = (group.run.pid, &group.profiles) else {
-        return Provenance::default();
-    };
+    match group.run.pid {
+        Some(pid) => discover(pid, &group.profiles, request),
+        None => Provenance::default(),
+    }
+}
+
+/// The symbol files of process `pid` found where runtimes put them, for
+/// `files` (its profiles, or a log): beside the first, written before the
+/// last was.
+fn discover(pid: u32, profiles: &[Input], request: &Request) -> Provenance {
     let first = &profiles[0];
     let beside = if first.is_spooled() {
         Path::new("-")

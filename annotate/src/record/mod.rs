@@ -31,17 +31,50 @@ pub struct Recording {
     pub reports: Vec<(u32, Report)>,
     /// Processes whose profiles had nothing to name, and why.
     pub unnamed: Vec<(u32, NoSymbols)>,
+    /// With `--tool=memcheck|helgrind|drd`: each log, named.
+    pub logs: Vec<crate::command::logs::Named>,
+}
+
+/// Where the tool writes: its option and the default file name.
+struct Writes {
+    option: &'static str,
+    default: String,
+    /// What valgrind is given first (callgrind's own switches).
+    first: &'static [&'static str],
+}
+
+/// The tool the options choose (the last `--tool=`, as valgrind takes
+/// it), and where it writes; callgrind by default.
+fn tool_writes(options: &[String]) -> Result<Writes, UsageError> {
+    let tool = options.iter().rev().find_map(|o| o.strip_prefix("--tool="));
+    match tool.unwrap_or("callgrind") {
+        "callgrind" => Ok(Writes {
+            option: OUT_FILE,
+            default: "callgrind.out.%p".into(),
+            first: &["--tool=callgrind", "--dump-instr=yes"],
+        }),
+        tool @ ("memcheck" | "helgrind" | "drd") => Ok(Writes {
+            option: LOG_FILE,
+            default: format!("{tool}.log.%p"),
+            first: &[],
+        }),
+        other => Err(UsageError(format!(
+            "record names the output of callgrind, memcheck, helgrind and drd, not {other}'s \
+             (cachegrind keeps no addresses: use jit-client's live mode)"
+        ))),
+    }
 }
 
 /// Runs `record`.
 pub fn record(args: &RecordArgs) -> Result<Recording> {
     let (valgrind_options, command) = split_args(&args.args)?;
+    let writes = tool_writes(valgrind_options)?;
     let out_dir = out_dir(args.out_dir.as_deref())?;
-    let template = out_template(valgrind_options, &out_dir)?;
+    let template = out_template(valgrind_options, &out_dir, &writes)?;
     if let Some(line) = runtimes::of_command(command).and_then(runtimes::said) {
         eprintln!("callgrind-jit: {line}");
     }
-    let mut cmd = valgrind_command(&out_dir, valgrind_options, command);
+    let mut cmd = valgrind_command(&out_dir, valgrind_options, command, &writes);
     let started = file_clock_now(&template.dir);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
@@ -57,7 +90,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     let profiles = written_since(&template, started)?;
     if profiles.is_empty() {
         anyhow::bail!(
-            "valgrind wrote no profile {} (exit status {exit_code})",
+            "valgrind wrote no profile or log {} (exit status {exit_code})",
             template.display()
         );
     }
@@ -66,11 +99,29 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         stopped_by,
         reports: Vec::new(),
         unnamed: Vec::new(),
+        logs: Vec::new(),
     };
+    if writes.option == LOG_FILE {
+        recording.logs = name_logs(profiles, started)?;
+        return Ok(recording);
+    }
     for (pid, files) in by_pid(profiles) {
         annotate_process(&mut recording, pid, files, started)?;
     }
     Ok(recording)
+}
+
+/// Names the logs' JIT frames, each process's from its own symbol files.
+fn name_logs(logs: Vec<PathBuf>, started: SystemTime) -> Result<Vec<crate::command::logs::Named>> {
+    let request = Request {
+        inputs: logs,
+        started: Some(started),
+        ..Request::default()
+    };
+    match crate::command::annotate_any(&request)? {
+        crate::command::Annotated::Logs(logs) => Ok(logs),
+        crate::command::Annotated::Profiles(_) => Ok(Vec::new()),
+    }
 }
 
 /// Annotates one process's profiles with its own symbol files.
@@ -144,17 +195,18 @@ fn split_args(args: &[String]) -> Result<(&[String], &[String]), UsageError> {
 }
 
 const OUT_FILE: &str = "--callgrind-out-file=";
+const LOG_FILE: &str = "--log-file=";
 
 /// The user's `--callgrind-out-file` (the last one, as valgrind takes it),
 /// else `callgrind.out.%p` in the output folder.
-fn out_template(options: &[String], out_dir: &Path) -> Result<OutFile> {
-    let given = options.iter().rev().find_map(|o| o.strip_prefix(OUT_FILE));
+fn out_template(options: &[String], out_dir: &Path, writes: &Writes) -> Result<OutFile> {
+    let given = options
+        .iter()
+        .rev()
+        .find_map(|o| o.strip_prefix(writes.option));
     let template = match given {
         Some(t) => t.to_string(),
-        None => out_dir
-            .join("callgrind.out.%p")
-            .to_string_lossy()
-            .into_owned(),
+        None => out_dir.join(&writes.default).to_string_lossy().into_owned(),
     };
     let out_file = OutFile::parse(&template, |var| {
         runtimes::program_env()
@@ -166,20 +218,26 @@ fn out_template(options: &[String], out_dir: &Path) -> Result<OutFile> {
     // Callgrind would write its profile over the JIT's symbol file.
     if out_file.gives("jit-1.dump") || out_file.gives("perf-1.map") {
         return Err(UsageError(format!(
-            "{OUT_FILE}{template} gives the name of the JIT's symbol file \
-             (jit-PID.dump, perf-PID.map): callgrind would write the profile over it"
+            "{}{template} gives the name of the JIT's symbol file \
+             (jit-PID.dump, perf-PID.map): valgrind would write over it",
+            writes.option
         ))
         .into());
     }
     Ok(out_file)
 }
 
-fn valgrind_command(out_dir: &Path, options: &[String], command: &[String]) -> Command {
+fn valgrind_command(
+    out_dir: &Path,
+    options: &[String],
+    command: &[String],
+    writes: &Writes,
+) -> Command {
     let mut cmd = Command::new("valgrind");
-    cmd.args(["--tool=callgrind", "--dump-instr=yes"]);
-    if !options.iter().any(|o| o.starts_with(OUT_FILE)) {
-        let mut out_file = OsString::from(OUT_FILE);
-        out_file.push(out_dir.join("callgrind.out.%p"));
+    cmd.args(writes.first);
+    if !options.iter().any(|o| o.starts_with(writes.option)) {
+        let mut out_file = OsString::from(writes.option);
+        out_file.push(out_dir.join(&writes.default));
         cmd.arg(out_file);
     }
     cmd.args(options).args(command);
