@@ -73,7 +73,8 @@ stderr (inclusive and self share). Options before '--' that are not
 callgrind-jit's go to valgrind, --callgrind-out-file (with %p, %q{VAR}) and
 --trace-children=yes included. With --tool=memcheck, helgrind or drd, the
 tool's log (--log-file, default TOOL.log.%p) is written with its JIT frames
-named, jit.TOOL.log.PID, and printed on stderr.
+named, jit.TOOL.log.PID, and printed on stderr; with --tool=massif or dhat,
+massif.out.PID and dhat.out.PID become jit.massif.out.PID, jit.dhat.out.PID.
 
 The program, and every program it starts, gets the variables that turn the
 runtimes' symbol output on, unless its environment already sets them:
@@ -124,7 +125,7 @@ Examples:
   callgrind-jit annotate callgrind.out.1234            (finds jit-1234.dump, perf-1234.map by pid)
   callgrind-jit annotate callgrind.out.1234*           (all parts and threads of a run)
   callgrind-jit annotate callgrind.out.1234 -o named.out
-  callgrind-jit annotate memcheck.log               (a memcheck, helgrind or DRD log: JIT frames named)
+  callgrind-jit annotate memcheck.log               (memcheck, helgrind, DRD logs, massif.out, dhat.out)
 
 Exit status: 0 success (warnings allowed), 1 error, 2 usage error.";
 

@@ -31,8 +31,9 @@ pub enum Kind {
     Jitdump,
     /// A perf map.
     PerfMap,
-    /// A Valgrind tool's text log (memcheck, helgrind, DRD: `==PID== `
-    /// lines).
+    /// A Valgrind tool's output with stack frames: a text log (memcheck,
+    /// helgrind, DRD: `==PID== ` lines), massif's `massif.out.PID` or
+    /// DHAT's `dhat.out.PID`.
     ToolLog,
 }
 
@@ -149,6 +150,9 @@ fn kind(path: &Path, file: &File) -> Result<Kind> {
         return Ok(Kind::Jitdump);
     }
     let text = String::from_utf8_lossy(head);
+    if is_massif_or_dhat(&text) {
+        return Ok(Kind::ToolLog);
+    }
     if let Some(what) = foreign(path, head, &text) {
         bail!("{what}");
     }
@@ -231,6 +235,13 @@ fn cut_of(file: &File) -> std::io::Result<Option<(u64, Cut)>> {
         cut = cut.or(Some(Cut::InCall));
     }
     Ok(cut.map(|c| (base + end as u64, c)))
+}
+
+/// massif's output (`desc:`, `cmd:`, `time_unit:`) or DHAT's JSON.
+fn is_massif_or_dhat(text: &str) -> bool {
+    let massif = text.starts_with("desc:") && text.contains("\ntime_unit:");
+    let dhat = text.trim_start().starts_with('{') && text.contains("\"dhatFileVersion\"");
+    massif || dhat
 }
 
 /// The pid of a Valgrind log line (`==PID== `, `--PID-- `, `**PID** `)

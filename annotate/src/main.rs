@@ -143,7 +143,11 @@ fn print_recording(recording: &Recording, top: usize) {
     }
     for log in &recording.logs {
         // The tool's messages, JIT frames named, where the user looks.
-        if let Ok(text) = std::fs::read_to_string(&log.output) {
+        if let Some(text) = log
+            .text
+            .then(|| std::fs::read_to_string(&log.output).ok())
+            .flatten()
+        {
             eprint!("{text}");
         }
         print_log(log);

@@ -3,7 +3,8 @@
  *   jit_loop(n)      sums n..1                       live.calc lines 2-5
  *   jit_caller(fn)   calls a native function          live.calc lines 8-9
  *   jit_read(p)      reads an int through p           live.calc line 12
- * Usage: live N [plain]  (N loop iterations; then a backtrace and an invalid
+ * Usage: live N [plain]  (N loop iterations; then a backtrace, an allocation
+ * made from jit_caller (4,000 bytes, kept) and an invalid
  * read; with "plain", live mode stays off: the jitdump alone names them) */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,11 @@ static void *commit(const char *name, const uint8_t *code, size_t size, const cg
 
 static void native_backtrace(void) { VALGRIND_PRINTF_BACKTRACE("backtrace from native code\n"); }
 
+/* Allocated from JIT code (through jit_caller) and never freed: massif's
+ * and DHAT's trees hold jit_caller's frame. */
+void *kept; /* external: the store stays */
+static void native_alloc(void) { kept = malloc(4000); }
+
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
     cgjit_open();
@@ -40,6 +46,7 @@ int main(int argc, char **argv) {
     int (*jit_read)(int *) = (int (*)(int *))commit("jit_read", read_code, sizeof read_code, read_lines, 2);
     printf("sum %d\n", jit_loop(n));
     jit_caller(native_backtrace);
+    jit_caller(native_alloc);
     int *gone = malloc(sizeof *gone);
     free(gone);
     printf("read %d\n", jit_read(gone) != 0 ? 1 : 0);

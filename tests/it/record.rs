@@ -152,7 +152,7 @@ fn record_runtime(tag: &str, program: &Path, args: &[&str], files: &[(&str, &str
         std::fs::write(dir.join(name), text).unwrap();
     }
     let mut cmd = Command::new(util::cli());
-    cmd.args(["record", "--"])
+    cmd.args(["record", "--top", "50", "--"])
         .arg(program)
         .args(args)
         .current_dir(&dir);
@@ -276,7 +276,7 @@ fn hotspot_is_named_with_no_flag_of_its_own() {
     let run = util::scratch(tag);
     std::fs::write(run.join("Hot.class"), class).unwrap();
     let mut cmd = Command::new(util::cli());
-    cmd.args(["record", "--"])
+    cmd.args(["record", "--top", "50", "--"])
         .arg(&java)
         .args(["-Xbatch", "-cp", ".", "Hot"])
         .current_dir(&run);

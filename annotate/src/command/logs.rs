@@ -1,9 +1,13 @@
-//! Valgrind tools' text logs (memcheck, helgrind, DRD; `--log-file` or a
-//! saved stderr): each stack frame Valgrind printed as `???` (code in no
-//! file: JIT code) is named `name (file:line)` as Valgrind prints a native
-//! frame, from the symbol files of the process whose `==PID==` line it is.
-//! Frames in a mapped file (`??? (in FILE)`) and every other line are
-//! copied as they are.
+//! Valgrind tools' output with stack frames: memcheck's, helgrind's and
+//! DRD's text logs (`--log-file`, or a saved stderr), massif's
+//! `massif.out.PID` and DHAT's `dhat.out.PID` JSON. Each frame Valgrind
+//! printed as `0xADDR: ???` (code in no file: JIT code) is named
+//! `0xADDR: name (file:line)` as Valgrind prints a native frame, from the
+//! symbol files of its process: a log line's `==PID==`, massif's file
+//! name, DHAT's `"pid"`. Valgrind prints a return address one byte back,
+//! inside the call, so every address is looked up as it stands. Frames in
+//! a mapped file (`??? (in FILE)`) and everything else are copied as they
+//! are.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -30,6 +34,9 @@ pub struct Named {
     pub unnamed: usize,
     /// Per process: each symbol file considered, and why.
     pub provenance: Vec<(u32, PathBuf, String)>,
+    /// A text log (memcheck, helgrind, DRD), read by people as it is;
+    /// not massif's or DHAT's data.
+    pub text: bool,
 }
 
 /// Names the frames of each log in `logs` (with `sources`, the symbol
@@ -71,18 +78,51 @@ pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Res
     Ok(named)
 }
 
-/// The processes a log speaks for, in order.
+/// The processes a log speaks for, in order: its lines' `==PID==`, else
+/// DHAT's `"pid"`, else the number ending massif's file name.
 fn pids_of(log: &Input) -> Result<Vec<u32>> {
     let mut pids = Vec::new();
     for line in std::io::BufReader::new(log.rewound()?).split(b'\n') {
         let line = line?;
-        if let Some((pid, _)) = input::log_pid(&String::from_utf8_lossy(&line)) {
-            if !pids.contains(&pid) {
-                pids.push(pid);
-            }
+        let line = String::from_utf8_lossy(&line);
+        let pid = input::log_pid(&line)
+            .map(|(pid, _)| pid)
+            .or_else(|| json_pid(&line));
+        if let Some(pid) = pid.filter(|p| !pids.contains(p)) {
+            pids.push(pid);
         }
     }
+    if pids.is_empty() {
+        let name = log.path.file_name().unwrap_or_default().to_string_lossy();
+        let digits = name.rsplit('.').next().unwrap_or_default();
+        pids.extend(digits.parse::<u32>().ok());
+    }
+    if pids.is_empty() {
+        bail!(
+            "'{}' names no process (no ==PID== lines, no \"pid\", no .PID ending): \
+             rename it massif.out.PID",
+            log.path.display()
+        );
+    }
     Ok(pids)
+}
+
+/// True for a text log: its first line is a `==PID==` one.
+fn is_text_log(log: &Input) -> Result<bool> {
+    let mut first = Vec::new();
+    std::io::BufReader::new(log.rewound()?).read_until(b'\n', &mut first)?;
+    Ok(input::log_pid(&String::from_utf8_lossy(&first)).is_some())
+}
+
+/// DHAT's `"pid":N` on a line of its JSON.
+fn json_pid(line: &str) -> Option<u32> {
+    let at = line.find("\"pid\":")? + 6;
+    let digits: String = line[at..]
+        .chars()
+        .skip_while(|c| *c == ' ')
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 /// The given symbol files, per process of the log.
@@ -139,6 +179,7 @@ fn write(
         named: counts.0,
         unnamed: counts.1,
         provenance: Vec::new(),
+        text: is_text_log(log)?,
     })
 }
 
@@ -150,69 +191,107 @@ fn name_frames(
 ) -> Result<(usize, usize)> {
     let mut out = std::io::BufWriter::new(out);
     let (mut named, mut unnamed) = (0, 0);
+    let only = (tables.len() == 1)
+        .then(|| tables.values().next())
+        .flatten();
     for line in std::io::BufReader::new(log.rewound()?).split(b'\n') {
-        let mut line = line?;
+        let line = line?;
         let text = String::from_utf8_lossy(&line);
-        if let Some((pid, frame)) = unknown_frame(&text) {
-            match tables.get(&pid).and_then(|t| frame.name(t)) {
-                Some(new) => {
-                    line = new.into_bytes();
-                    named += 1;
-                }
-                None => unnamed += 1,
-            }
+        let table = match input::log_pid(&text) {
+            Some((pid, _)) => tables.get(&pid),
+            None => only,
+        };
+        let frames = unknown_frames(&text);
+        if frames.is_empty() {
+            out.write_all(&line)?;
+        } else {
+            let (new, counts) = name_line(&text, &frames, table);
+            named += counts.0;
+            unnamed += counts.1;
+            out.write_all(new.as_bytes())?;
         }
-        out.write_all(&line)?;
         out.write_all(b"\n")?;
     }
     out.flush()?;
     Ok((named, unnamed))
 }
 
-/// A frame line Valgrind could not name: `==PID==    at 0xADDR: ???`.
-struct Frame<'a> {
-    /// Everything up to the `???`.
-    head: &'a str,
-    /// `at` (the instruction itself) or `by` (a return address).
-    by: bool,
-    addr: u64,
-}
-
-fn unknown_frame(line: &str) -> Option<(u32, Frame<'_>)> {
-    let (pid, rest) = input::log_pid(line)?;
-    let head = line.strip_suffix("???")?;
-    let frame = rest.trim_start();
-    let by = frame.starts_with("by 0x");
-    if !by && !frame.starts_with("at 0x") {
-        return None;
-    }
-    let hex = frame[5..].strip_suffix(": ???")?;
-    let addr = u64::from_str_radix(hex, 16).ok()?;
-    Some((pid, Frame { head, by, addr }))
-}
-
-impl Frame<'_> {
-    /// The line with its function named, if a JIT range holds it. A
-    /// return address (`by`) is looked up one byte back, in the call
-    /// instruction, as Valgrind looks up a native one.
-    fn name(&self, table: &SymbolTable) -> Option<String> {
-        let at = if self.by {
-            self.addr.checked_sub(1)?
-        } else {
-            self.addr
-        };
-        let symbol = table.symbol(table.lookup(at)?.symbol);
-        let line = symbol.row_at(at).filter(|r| r.line != 0);
-        let place = match (line, symbol.file) {
-            (Some(row), _) => format!("{}:{}", table.file(row.file), row.line),
-            (None, Some(file)) if symbol.line > 0 => {
-                format!("{}:{}", table.file(file), symbol.line)
+/// Each `0xADDR: ???` of a line that ends there or a JSON string
+/// (`"0xADDR: ???"`): where its `???` starts, the address, and whether
+/// it is in JSON.
+fn unknown_frames(line: &str) -> Vec<(usize, u64, bool)> {
+    let mut frames = Vec::new();
+    for (at, _) in line.match_indices(": ???") {
+        let end = at + 5;
+        let json = line[end..].starts_with('"');
+        if end != line.len() && !json {
+            continue;
+        }
+        let start = line[..at]
+            .rfind("0x")
+            .filter(|&s| line[s + 2..at].bytes().all(|b| b.is_ascii_hexdigit()) && at > s + 2);
+        if let Some(start) = start {
+            if let Ok(addr) = u64::from_str_radix(&line[start + 2..at], 16) {
+                frames.push((at + 2, addr, json));
             }
-            (None, Some(file)) => table.file(file).to_string(),
-            (None, None) => format!("in {}", table.sources()[symbol.source].path.display()),
-        };
-        Some(format!("{}{} ({place})", self.head, symbol.name))
+        }
     }
+    frames
+}
+
+/// `line` with its frames named where a JIT range holds them; how many
+/// were named and how many not.
+fn name_line(
+    line: &str,
+    frames: &[(usize, u64, bool)],
+    table: Option<&SymbolTable>,
+) -> (String, (usize, usize)) {
+    let mut new = String::with_capacity(line.len() + 64);
+    let mut copied = 0;
+    let mut counts = (0, 0);
+    for &(at, addr, json) in frames {
+        let Some(name) = table.and_then(|t| frame_name(t, addr)) else {
+            counts.1 += 1;
+            continue;
+        };
+        counts.0 += 1;
+        new.push_str(&line[copied..at]);
+        match json {
+            true => new.push_str(&json_escaped(&name)),
+            false => new.push_str(&name),
+        }
+        copied = at + 3;
+    }
+    new.push_str(&line[copied..]);
+    (new, counts)
+}
+
+/// `name (file:line)` of the JIT code at `addr`, as Valgrind names a
+/// native frame (`name (in FILE)` without a source file).
+fn frame_name(table: &SymbolTable, addr: u64) -> Option<String> {
+    let symbol = table.symbol(table.lookup(addr)?.symbol);
+    let line = symbol.row_at(addr).filter(|r| r.line != 0);
+    let place = match (line, symbol.file) {
+        (Some(row), _) => format!("{}:{}", table.file(row.file), row.line),
+        (None, Some(file)) if symbol.line > 0 => format!("{}:{}", table.file(file), symbol.line),
+        (None, Some(file)) => table.file(file).to_string(),
+        (None, None) => format!("in {}", table.sources()[symbol.source].path.display()),
+    };
+    Some(format!("{} ({place})", symbol.name))
+}
+
+/// `s` as the inside of a JSON string.
+fn json_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -220,16 +299,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_unnamed_frames_are_frames_to_name() {
-        let (pid, f) = unknown_frame("==31892==    by 0x4854002: ???").unwrap();
+    fn frames_of_every_tools_output_are_found() {
+        fn at(line: &str) -> Vec<(&str, u64, bool)> {
+            unknown_frames(line)
+                .into_iter()
+                .map(|(at, addr, json)| (&line[at..at + 3], addr, json))
+                .collect()
+        }
         assert_eq!(
-            (pid, f.by, f.addr, f.head),
-            (31892, true, 0x4854002, "==31892==    by 0x4854002: ")
+            at("==31892==    by 0x4854002: ???"),
+            [("???", 0x4854002, false)]
         );
-        let (_, f) = unknown_frame("==7==    at 0x4855000: ???").unwrap();
-        assert!(!f.by);
-        assert!(unknown_frame("==7==    at 0x4855000: ??? (in /lib/x.so)").is_none());
-        assert!(unknown_frame("==7==    by 0x1394FA: main (live.c:42)").is_none());
-        assert!(unknown_frame("==7== Invalid read of size 4 ???").is_none());
+        assert_eq!(at("  n1: 4000 0x484C002: ???"), [("???", 0x484c002, false)]);
+        assert_eq!(
+            at(r#","0x4854002: ???","0x1: ???"]"#),
+            [("???", 0x4854002, true), ("???", 1, true)]
+        );
+        assert!(at("==7==    at 0x4855000: ??? (in /lib/x.so)").is_empty());
+        assert!(at("==7==    by 0x1394FA: main (live.c:42)").is_empty());
+        assert!(at("==7== Invalid read of size 4: ???").is_empty());
+        assert_eq!(json_pid(r#","pid":10053"#), Some(10053));
+        assert_eq!(json_escaped("a\"b\\c"), r#"a\"b\\c"#);
     }
 }

@@ -31,7 +31,7 @@ pub struct Recording {
     pub reports: Vec<(u32, Report)>,
     /// Processes whose profiles had nothing to name, and why.
     pub unnamed: Vec<(u32, NoSymbols)>,
-    /// With `--tool=memcheck|helgrind|drd`: each log, named.
+    /// With `--tool=memcheck|helgrind|drd|massif|dhat`: each output, named.
     pub logs: Vec<crate::command::logs::Named>,
 }
 
@@ -58,9 +58,19 @@ fn tool_writes(options: &[String]) -> Result<Writes, UsageError> {
             default: format!("{tool}.log.%p"),
             first: &[],
         }),
+        "massif" => Ok(Writes {
+            option: "--massif-out-file=",
+            default: "massif.out.%p".into(),
+            first: &[],
+        }),
+        "dhat" => Ok(Writes {
+            option: "--dhat-out-file=",
+            default: "dhat.out.%p".into(),
+            first: &[],
+        }),
         other => Err(UsageError(format!(
-            "record names the output of callgrind, memcheck, helgrind and drd, not {other}'s \
-             (cachegrind keeps no addresses: use jit-client's live mode)"
+            "record names the output of callgrind, memcheck, helgrind, drd, massif and dhat, \
+             not {other}'s (cachegrind keeps no addresses: use jit-client's live mode)"
         ))),
     }
 }
@@ -101,7 +111,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         unnamed: Vec::new(),
         logs: Vec::new(),
     };
-    if writes.option == LOG_FILE {
+    if writes.option != OUT_FILE {
         recording.logs = name_logs(profiles, started)?;
         return Ok(recording);
     }
