@@ -32,8 +32,8 @@ pub enum Kind {
     /// A perf map.
     PerfMap,
     /// A Valgrind tool's output with stack frames: a text log (memcheck,
-    /// helgrind, DRD: `==PID== ` lines), massif's `massif.out.PID` or
-    /// DHAT's `dhat.out.PID`.
+    /// helgrind, DRD: `==PID== ` lines) or its XML (`--xml=yes`),
+    /// massif's `massif.out.PID` or DHAT's `dhat.out.PID`.
     ToolLog,
 }
 
@@ -237,11 +237,13 @@ fn cut_of(file: &File) -> std::io::Result<Option<(u64, Cut)>> {
     Ok(cut.map(|c| (base + end as u64, c)))
 }
 
-/// massif's output (`desc:`, `cmd:`, `time_unit:`) or DHAT's JSON.
+/// massif's output (`desc:`, `cmd:`, `time_unit:`), DHAT's JSON or a
+/// tool's XML log (`--xml=yes`).
 fn is_massif_or_dhat(text: &str) -> bool {
     let massif = text.starts_with("desc:") && text.contains("\ntime_unit:");
     let dhat = text.trim_start().starts_with('{') && text.contains("\"dhatFileVersion\"");
-    massif || dhat
+    let xml = text.starts_with("<?xml") && text.contains("<valgrindoutput>");
+    massif || dhat || xml
 }
 
 /// The pid of a Valgrind log line (`==PID== `, `--PID-- `, `**PID** `)

@@ -151,3 +151,46 @@ fn dhats_frame_table_names_the_jit_frame_and_stays_json() {
     let out = util::run_ok(Command::new("python3").args(["-c", script]).arg(&named));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
 }
+
+#[test]
+fn memchecks_xml_frames_get_their_elements_and_stay_xml() {
+    let dir = util::scratch("logs-xml");
+    let prog = util::c_program(&dir, "live");
+    let out = Command::new("valgrind")
+        .args(["--tool=memcheck", "--xml=yes", "--xml-file=mc.xml"])
+        .arg(&prog)
+        .args(["100", "plain"])
+        .current_dir(&dir)
+        .env("CALLGRIND_JIT_PERF_MAP", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = util::annotate(&dir, &["mc.xml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Python's XML parser as the independent reader: the invalid read's
+    // top frame, with Valgrind's elements in protocol 4's order.
+    let script = "import sys, xml.etree.ElementTree as E\n\
+        for e in E.parse(sys.argv[1]).getroot().iter('error'):\n\
+        \x20   f = e.find('stack').find('frame')\n\
+        \x20   print(e.find('kind').text, [(c.tag, c.text) for c in f])";
+    let out = util::run_ok(
+        Command::new("python3")
+            .args(["-c", script])
+            .arg(dir.join("jit.mc.xml")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let frame = "('fn', 'jit_read'), ('file', 'live.calc'), ('line', '12')]";
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("InvalidRead [('ip', '0x") && l.ends_with(frame)),
+        "{text}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Valgrind tools' output with stack frames: memcheck's, helgrind's and
-//! DRD's text logs (`--log-file`, or a saved stderr), massif's
+//! DRD's text logs (`--log-file`, or a saved stderr) and XML logs (a
+//! frame of only `<ip>` gets `<fn>`, `<dir>`, `<file>`, `<line>`), massif's
 //! `massif.out.PID` and DHAT's `dhat.out.PID` JSON. Each frame Valgrind
 //! printed as `0xADDR: ???` (code in no file: JIT code) is named
 //! `0xADDR: name (file:line)` as Valgrind prints a native frame, from the
@@ -79,7 +80,8 @@ pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Res
 }
 
 /// The processes a log speaks for, in order: its lines' `==PID==`, else
-/// DHAT's `"pid"`, else the number ending massif's file name.
+/// DHAT's `"pid"` or the XML's `<pid>`, else the number ending massif's
+/// file name.
 fn pids_of(log: &Input) -> Result<Vec<u32>> {
     let mut pids = Vec::new();
     for line in std::io::BufReader::new(log.rewound()?).split(b'\n') {
@@ -87,7 +89,8 @@ fn pids_of(log: &Input) -> Result<Vec<u32>> {
         let line = String::from_utf8_lossy(&line);
         let pid = input::log_pid(&line)
             .map(|(pid, _)| pid)
-            .or_else(|| json_pid(&line));
+            .or_else(|| json_pid(&line))
+            .or_else(|| xml_value(&line, "pid").and_then(|p| p.parse().ok()));
         if let Some(pid) = pid.filter(|p| !pids.contains(p)) {
             pids.push(pid);
         }
@@ -194,9 +197,34 @@ fn name_frames(
     let only = (tables.len() == 1)
         .then(|| tables.values().next())
         .flatten();
+    // An XML frame's `<ip>` line, held until the next line tells whether
+    // the frame has anything more.
+    let mut ip: Option<(Vec<u8>, u64)> = None;
     for line in std::io::BufReader::new(log.rewound()?).split(b'\n') {
         let line = line?;
         let text = String::from_utf8_lossy(&line);
+        if let Some((held, addr)) = ip.take() {
+            out.write_all(&held)?;
+            out.write_all(b"\n")?;
+            if text.trim() == "</frame>" {
+                let indent = &text[..text.len() - text.trim_start().len()];
+                match only.and_then(|t| xml_frame(t, addr, indent)) {
+                    Some(elements) => {
+                        named += 1;
+                        out.write_all(elements.as_bytes())?;
+                    }
+                    None => unnamed += 1,
+                }
+            }
+        }
+        if let Some(addr) =
+            xml_value(&text, "ip").and_then(|v| v.strip_prefix("0x").map(str::to_string))
+        {
+            if let Ok(addr) = u64::from_str_radix(&addr, 16) {
+                ip = Some((line, addr));
+                continue;
+            }
+        }
         let table = match input::log_pid(&text) {
             Some((pid, _)) => tables.get(&pid),
             None => only,
@@ -210,6 +238,10 @@ fn name_frames(
             unnamed += counts.1;
             out.write_all(new.as_bytes())?;
         }
+        out.write_all(b"\n")?;
+    }
+    if let Some((held, _)) = ip {
+        out.write_all(&held)?;
         out.write_all(b"\n")?;
     }
     out.flush()?;
@@ -278,6 +310,46 @@ fn frame_name(table: &SymbolTable, addr: u64) -> Option<String> {
         (None, None) => format!("in {}", table.sources()[symbol.source].path.display()),
     };
     Some(format!("{} ({place})", symbol.name))
+}
+
+/// The text of `<tag>TEXT</tag>` on a line of its own.
+fn xml_value<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
+    let inner = line.trim().strip_prefix(&format!("<{tag}>"))?;
+    inner.strip_suffix(&format!("</{tag}>"))
+}
+
+/// The elements Valgrind gives a frame it can name (protocol 4: `<fn>`,
+/// then `<dir>`, `<file>`, `<line>` where a line is known), for the JIT
+/// code at `addr`, each on a line of its own at `indent` plus two spaces.
+fn xml_frame(table: &SymbolTable, addr: u64, indent: &str) -> Option<String> {
+    let symbol = table.symbol(table.lookup(addr)?.symbol);
+    let row = symbol.row_at(addr).filter(|r| r.line != 0);
+    let place = match (row, symbol.file) {
+        (Some(row), _) => Some((table.file(row.file).to_string(), row.line)),
+        (None, Some(file)) if symbol.line > 0 => Some((table.file(file).to_string(), symbol.line)),
+        _ => None,
+    };
+    let pad = format!("{indent}  ");
+    let mut out = format!("{pad}<fn>{}</fn>\n", xml_escaped(&symbol.name));
+    if let Some((path, line)) = place {
+        let (dir, file) = match path.rsplit_once('/') {
+            Some((dir, file)) if !dir.is_empty() => (Some(dir), file),
+            _ => (None, path.as_str()),
+        };
+        if let Some(dir) = dir {
+            out.push_str(&format!("{pad}<dir>{}</dir>\n", xml_escaped(dir)));
+        }
+        out.push_str(&format!("{pad}<file>{}</file>\n", xml_escaped(file)));
+        out.push_str(&format!("{pad}<line>{line}</line>\n"));
+    }
+    Some(out)
+}
+
+/// `s` as XML text.
+fn xml_escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// `s` as the inside of a JSON string.
