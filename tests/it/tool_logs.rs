@@ -194,3 +194,68 @@ fn memchecks_xml_frames_get_their_elements_and_stay_xml() {
         "{text}"
     );
 }
+
+#[test]
+fn helgrind_and_drd_name_both_sides_of_a_race_between_jit_functions() {
+    for tool in ["helgrind", "drd"] {
+        let dir = util::scratch(&format!("logs-race-{tool}"));
+        let prog = util::c_program(&dir, "race");
+        let out = Command::new(util::cli())
+            .args(["record", "--out-dir"])
+            .arg(&dir)
+            .arg(format!("--tool={tool}"))
+            .arg("--")
+            .arg(&prog)
+            .current_dir(&dir)
+            .env("CALLGRIND_JIT_PERF_MAP", "0")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        // tests/c/race.c: bump_a at race.calc:3 and bump_b at race.calc:7
+        // both write the shared int. Helgrind shows both sides; DRD the
+        // stack of the thread that came second.
+        let sides = [": bump_a (race.calc:3)", ": bump_b (race.calc:7)"];
+        let shown = |side: &str| {
+            said.lines()
+                .any(|l| l.contains(" at 0x") && l.ends_with(side))
+        };
+        let named = sides.iter().filter(|s| shown(s)).count();
+        let want = if tool == "helgrind" { 2 } else { 1 };
+        assert!(named >= want, "{tool}: {said}");
+    }
+}
+
+#[test]
+fn cachegrind_names_live_mode_code_itself() {
+    // Cachegrind keeps files and lines, not addresses: nothing can be
+    // named afterwards, so live mode names the code while it runs.
+    let dir = util::scratch("logs-cachegrind-live");
+    let prog = util::c_program(&dir, "live");
+    let out = Command::new("valgrind")
+        .args([
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=cg.out",
+        ])
+        .arg(&prog)
+        .arg("1000")
+        .current_dir(&dir)
+        .env("TMPDIR", &dir)
+        .env("CALLGRIND_JIT_PERF_MAP", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = util::run_ok(Command::new("cg_annotate").arg(dir.join("cg.out")));
+    let report = String::from_utf8_lossy(&report.stdout);
+    // jit_loop(1000) runs 3 * 1000 + 4 instructions (tests/c/live.c).
+    let line = report
+        .lines()
+        .find(|l| l.ends_with("live.calc:jit_loop"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(line.trim_start().starts_with("3,004 "), "{line}");
+}
