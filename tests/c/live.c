@@ -4,7 +4,7 @@
  *   jit_caller(fn)   calls a native function          live.calc lines 8-9
  *   jit_read(p)      reads an int through p           live.calc line 12
  * Usage: live N [plain]  (N loop iterations; then a backtrace, an allocation
- * made from jit_caller (4,000 bytes, kept) and an invalid
+ * made from jit_caller (4,000 bytes kept, 100 leaked) and an invalid
  * read; with "plain", live mode stays off: the jitdump alone names them) */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,7 +35,11 @@ static void native_backtrace(void) { VALGRIND_PRINTF_BACKTRACE("backtrace from n
 /* Allocated from JIT code (through jit_caller) and never freed: massif's
  * and DHAT's trees hold jit_caller's frame. */
 void *kept; /* external: the store stays */
-static void native_alloc(void) { kept = malloc(4000); }
+static void native_alloc(void) {
+    kept = malloc(4000);
+    void *volatile lost = malloc(100); /* leaked: definitely lost */
+    lost = NULL;
+}
 
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
