@@ -178,7 +178,8 @@ fn kind(path: &Path, file: &File) -> Result<Kind> {
     if crate::perfmap::looks_like_perf_map(head) {
         return Ok(Kind::PerfMap);
     }
-    if log_pid(text.lines().next().unwrap_or_default()).is_some() {
+    // A saved stderr may start with the program's own lines.
+    if text.lines().take(16).any(|line| log_pid(line).is_some()) {
         return Ok(Kind::ToolLog);
     }
     bail!(
