@@ -22,6 +22,24 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+fn finds_a_per_thread_jitdump_as_javascriptcore_names_it() {
+    // Bun (JavaScriptCore) writes jit-TID-PID.dump.
+    let dir = util::scratch("cli-discover-tid");
+    copy_fixture("c-demo", &dir);
+    std::fs::remove_file(dir.join("perf-9747.map")).unwrap();
+    std::fs::rename(dir.join("jit-9747.dump"), dir.join("jit-9751-9747.dump")).unwrap();
+    std::fs::write(dir.join("jit-x-9747.dump"), b"not a thread id").unwrap();
+    let out = annotate(&dir, &["callgrind.out.9747"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("jit-9751-9747.dump' (2 code ranges; found, the only candidate"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
+}
+
+#[test]
 fn finds_the_jitdump_from_the_pid_and_names_the_output_apart() {
     let dir = util::scratch("cli-discover");
     copy_fixture("c-demo", &dir);

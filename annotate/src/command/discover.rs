@@ -13,7 +13,8 @@ pub struct Discovery {
 
 /// Candidate symbol files for `pid`, in the order runtimes put them: next
 /// to the profile, the current directory, `$JITDUMPDIR`, `/tmp`,
-/// `~/.debug/jit/*/` (and under `$JITDUMPDIR`); then `perf-PID.map` next to
+/// `~/.debug/jit/*/` (and under `$JITDUMPDIR`), also as `jit-TID-PID.dump`
+/// (JavaScriptCore, Bun); then `perf-PID.map` next to
 /// the profile, in the current directory (where a profile is kept with its
 /// files) and in `/tmp` (where runtimes write it).
 pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
@@ -33,9 +34,11 @@ pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
     let mut result = Discovery::default();
     let map = format!("perf-{pid}.map");
     let map_dirs = [beside, PathBuf::from("."), PathBuf::from("/tmp")];
+    let per_thread: Vec<PathBuf> = dirs.iter().flat_map(|d| per_thread_dumps(d, pid)).collect();
     let candidates = dirs
         .iter()
         .map(|d| d.join(&dump))
+        .chain(per_thread)
         .chain(map_dirs.iter().map(|d| d.join(&map)));
     for candidate in candidates {
         if !result.looked.contains(&candidate) {
@@ -49,6 +52,27 @@ pub fn sources_for(pid: u32, profile: &Path) -> Discovery {
         }
     }
     result
+}
+
+/// JavaScriptCore's (Bun's) jitdumps in `dir`: `jit-TID-PID.dump`.
+fn per_thread_dumps(dir: &Path, pid: u32) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let tail = format!("-{pid}.dump");
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let tid = name
+                .strip_prefix("jit-")
+                .and_then(|r| r.strip_suffix(&tail));
+            tid.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 fn debug_jit_dirs(base: &Path) -> Vec<PathBuf> {

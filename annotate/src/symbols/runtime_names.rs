@@ -77,7 +77,10 @@ fn v8(raw: &str) -> Option<Split> {
     let (line, _col): (u32, u32) = (line.parse().ok()?, col.parse().ok()?);
     let space = script_start(location)?;
     let (func, file) = (&location[..space], &location[space + 1..]);
-    let func = func.trim_start_matches(['~', '^', '+', '*']);
+    // Tier markers (`~` interpreted, `^` baseline, `+` Maglev, `*`
+    // TurboFan) and the `'` newer V8 (Deno's) adds after one: no JS name
+    // starts with them.
+    let func = func.trim_start_matches(['~', '^', '+', '*', '\'']);
     // JS functions read best bare (tiers merge); other tags stay visible.
     let name = match (tag, func.is_empty()) {
         (_, true) => String::new(),
@@ -188,6 +191,11 @@ mod tests {
             some("<anon s.js:7>", "/tmp/a b/s.js", 7)
         );
         assert_eq!(parts("Function:*f x.js:2:1"), some("Function:f", "x.js", 2));
+        // Deno 2's V8 writes a `'` after the tier marker.
+        assert_eq!(
+            parts("JS:*'fib file:///tmp/fib.js:1:1"),
+            some("fib", "file:///tmp/fib.js", 1)
+        );
         assert_eq!(
             parts("Builtin:ArrayPrototypePush"),
             ("Builtin:ArrayPrototypePush".into(), None, 0)
