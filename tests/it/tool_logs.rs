@@ -17,23 +17,42 @@ fn assert_named(log: &str) {
     assert!(frame(": jit_caller (live.calc:9)"), "{log}");
 }
 
-#[test]
-fn record_names_memchecks_jit_frames() {
-    let dir = util::scratch("logs-memcheck");
-    let prog = util::c_program(&dir, "live");
+/// `record --out-dir DIR VALGRIND_OPTIONS -- PROGRAM ARGS` (a C test
+/// program built into DIR) in a scratch folder: the folder and stderr,
+/// the run having succeeded.
+fn record_run(
+    tag: &str,
+    options: &[&str],
+    program: &str,
+    args: &[&str],
+) -> (std::path::PathBuf, String) {
+    let dir = util::scratch(tag);
+    let prog = util::c_program(&dir, program);
     let out = Command::new(util::cli())
         .args(["record", "--out-dir"])
         .arg(&dir)
-        .args(["--tool=memcheck", "--leak-check=full", "--"])
+        .args(options)
+        .arg("--")
         .arg(&prog)
-        .args(["100", "plain"])
+        .args(args)
         .current_dir(&dir)
         .env("TMPDIR", &dir)
         .env("CALLGRIND_JIT_PERF_MAP", "0")
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{said}");
+    (dir, said)
+}
+
+#[test]
+fn record_names_memchecks_jit_frames() {
+    let (dir, said) = record_run(
+        "logs-memcheck",
+        &["--tool=memcheck", "--leak-check=full"],
+        "live",
+        &["100", "plain"],
+    );
     assert!(said.contains("Invalid read of size 4"), "{said}");
     assert_named(&said);
     // The leak made from JIT code: its allocation stack holds jit_caller.
@@ -118,21 +137,13 @@ fn record_refuses_tools_whose_output_it_cannot_name() {
 
 /// `record --tool=TOOL -- live 100 plain` in a scratch folder; the folder.
 fn record_tool(tool: &str) -> std::path::PathBuf {
-    let dir = util::scratch(&format!("logs-{tool}"));
-    let prog = util::c_program(&dir, "live");
-    let out = Command::new(util::cli())
-        .args(["record", "--out-dir"])
-        .arg(&dir)
-        .arg(format!("--tool={tool}"))
-        .arg("--")
-        .arg(&prog)
-        .args(["100", "plain"])
-        .current_dir(&dir)
-        .env("CALLGRIND_JIT_PERF_MAP", "0")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let tag = format!("logs-{tool}");
+    let (dir, said) = record_run(
+        &tag,
+        &[&format!("--tool={tool}")],
+        "live",
+        &["100", "plain"],
+    );
     assert!(said.contains("1 JIT frames named"), "{said}");
     dir
 }
@@ -209,20 +220,8 @@ fn memchecks_xml_frames_get_their_elements_and_stay_xml() {
 #[test]
 fn helgrind_and_drd_name_both_sides_of_a_race_between_jit_functions() {
     for tool in ["helgrind", "drd"] {
-        let dir = util::scratch(&format!("logs-race-{tool}"));
-        let prog = util::c_program(&dir, "race");
-        let out = Command::new(util::cli())
-            .args(["record", "--out-dir"])
-            .arg(&dir)
-            .arg(format!("--tool={tool}"))
-            .arg("--")
-            .arg(&prog)
-            .current_dir(&dir)
-            .env("CALLGRIND_JIT_PERF_MAP", "0")
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{said}");
+        let tag = format!("logs-race-{tool}");
+        let (_, said) = record_run(&tag, &[&format!("--tool={tool}")], "race", &[]);
         // tests/c/race.c: bump_a at race.calc:3 and bump_b at race.calc:7
         // both write the shared int. Helgrind shows both sides; DRD the
         // stack of the thread that came second.

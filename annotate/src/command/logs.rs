@@ -20,7 +20,7 @@ use super::provenance::{self, Provenance};
 use super::{discover, load_symbols, Request, Run};
 use crate::input::{self, Input};
 use crate::output::{self, Target};
-use crate::symbols::SymbolTable;
+use crate::symbols::{Symbol, SymbolTable};
 
 /// One log named.
 #[derive(Debug)]
@@ -53,7 +53,7 @@ pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Res
         .collect();
     let mut named = Vec::new();
     for log in &logs {
-        let pids = pids_of(log)?;
+        let (pids, text) = pids_of(log)?;
         let provenances = match sources.is_empty() {
             true => pids
                 .iter()
@@ -72,23 +72,31 @@ pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Res
             );
         }
         let protected: Vec<&std::path::Path> = protected.iter().map(PathBuf::as_path).collect();
-        let mut result = write(request, log, &tables, &protected)?;
-        result.provenance = notes;
-        named.push(result);
+        let (output, (named_frames, unnamed)) = write(request, log, &tables, &protected)?;
+        named.push(Named {
+            input: log.path.clone(),
+            output,
+            named: named_frames,
+            unnamed,
+            provenance: notes,
+            text,
+        });
     }
     Ok(named)
 }
 
 /// The processes a log speaks for, in order: its lines' `==PID==`, else
 /// DHAT's `"pid"` or the XML's `<pid>`, else the number ending massif's
-/// file name.
-fn pids_of(log: &Input) -> Result<Vec<u32>> {
+/// file name; and whether it is a text log (`==PID==` lines).
+fn pids_of(log: &Input) -> Result<(Vec<u32>, bool)> {
     let mut pids = Vec::new();
+    let mut text = false;
     for line in std::io::BufReader::new(log.rewound()?).split(b'\n') {
         let line = line?;
         let line = String::from_utf8_lossy(&line);
-        let pid = input::log_pid(&line)
-            .map(|(pid, _)| pid)
+        let logged = input::log_pid(&line).map(|(pid, _)| pid);
+        text |= logged.is_some();
+        let pid = logged
             .or_else(|| json_pid(&line))
             .or_else(|| xml_value(&line, "pid").and_then(|p| p.parse().ok()));
         if let Some(pid) = pid.filter(|p| !pids.contains(p)) {
@@ -107,14 +115,7 @@ fn pids_of(log: &Input) -> Result<Vec<u32>> {
             log.path.display()
         );
     }
-    Ok(pids)
-}
-
-/// True for a text log: its first line is a `==PID==` one.
-fn is_text_log(log: &Input) -> Result<bool> {
-    let mut first = Vec::new();
-    std::io::BufReader::new(log.rewound()?).read_until(b'\n', &mut first)?;
-    Ok(input::log_pid(&String::from_utf8_lossy(&first)).is_some())
+    Ok((pids, text))
 }
 
 /// DHAT's `"pid":N` on a line of its JSON.
@@ -135,9 +136,7 @@ fn given(
     sources: &[Input],
     request: &Request,
 ) -> Result<Vec<Provenance>> {
-    let folder = std::path::absolute(&log.path)
-        .ok()
-        .and_then(|p| p.parent().and_then(|d| d.canonicalize().ok()));
+    let folder = super::folder_of(&log.path);
     let runs: Vec<Run> = pids
         .iter()
         .map(|&pid| Run {
@@ -152,13 +151,13 @@ fn given(
     provenance::given(&runs, copies, request.any_pid)
 }
 
-/// Writes the named log.
+/// Writes the named log: where, and how many frames were named and not.
 fn write(
     request: &Request,
     log: &Input,
     tables: &BTreeMap<u32, SymbolTable>,
     protected: &[&std::path::Path],
-) -> Result<Named> {
+) -> Result<(PathBuf, (usize, usize))> {
     let target = match &request.output {
         Some(o) => Target::from_arg(o),
         None if log.is_spooled() => Target::Stdout,
@@ -176,14 +175,7 @@ fn write(
         Target::Stdout => PathBuf::from("-"),
         Target::File(out) => out,
     };
-    Ok(Named {
-        input: log.path.clone(),
-        output,
-        named: counts.0,
-        unnamed: counts.1,
-        provenance: Vec::new(),
-        text: is_text_log(log)?,
-    })
+    Ok((output, counts))
 }
 
 /// Copies the log into `out`, JIT frames named; (named, left unnamed).
@@ -301,15 +293,26 @@ fn name_line(
 /// `name (file:line)` of the JIT code at `addr`, as Valgrind names a
 /// native frame (`name (in FILE)` without a source file).
 fn frame_name(table: &SymbolTable, addr: u64) -> Option<String> {
-    let symbol = table.symbol(table.lookup(addr)?.symbol);
-    let line = symbol.row_at(addr).filter(|r| r.line != 0);
-    let place = match (line, symbol.file) {
-        (Some(row), _) => format!("{}:{}", table.file(row.file), row.line),
-        (None, Some(file)) if symbol.line > 0 => format!("{}:{}", table.file(file), symbol.line),
-        (None, Some(file)) => table.file(file).to_string(),
-        (None, None) => format!("in {}", table.sources()[symbol.source].path.display()),
+    let (symbol, place) = frame_at(table, addr)?;
+    let place = match place {
+        Some((file, 0)) => file,
+        Some((file, line)) => format!("{file}:{line}"),
+        None => format!("in {}", table.sources()[symbol.source].path.display()),
     };
     Some(format!("{} ({place})", symbol.name))
+}
+
+/// The JIT symbol at `addr` and its source place there: the line table's
+/// file and line, else the declared file and line (0: none), if any.
+fn frame_at(table: &SymbolTable, addr: u64) -> Option<(&Symbol, Option<(String, u32)>)> {
+    let symbol = table.symbol(table.lookup(addr)?.symbol);
+    let row = symbol.row_at(addr).filter(|r| r.line != 0);
+    let place = match (row, symbol.file) {
+        (Some(row), _) => Some((table.file(row.file).to_string(), row.line)),
+        (None, Some(file)) => Some((table.file(file).to_string(), symbol.line)),
+        (None, None) => None,
+    };
+    Some((symbol, place))
 }
 
 /// The text of `<tag>TEXT</tag>` on a line of its own.
@@ -322,13 +325,9 @@ fn xml_value<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
 /// then `<dir>`, `<file>`, `<line>` where a line is known), for the JIT
 /// code at `addr`, each on a line of its own at `indent` plus two spaces.
 fn xml_frame(table: &SymbolTable, addr: u64, indent: &str) -> Option<String> {
-    let symbol = table.symbol(table.lookup(addr)?.symbol);
-    let row = symbol.row_at(addr).filter(|r| r.line != 0);
-    let place = match (row, symbol.file) {
-        (Some(row), _) => Some((table.file(row.file).to_string(), row.line)),
-        (None, Some(file)) if symbol.line > 0 => Some((table.file(file).to_string(), symbol.line)),
-        _ => None,
-    };
+    let (symbol, place) = frame_at(table, addr)?;
+    // Protocol 4 gives a file only with its line.
+    let place = place.filter(|(_, line)| *line > 0);
     let pad = format!("{indent}  ");
     let mut out = format!("{pad}<fn>{}</fn>\n", xml_escaped(&symbol.name));
     if let Some((path, line)) = place {

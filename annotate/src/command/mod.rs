@@ -244,14 +244,19 @@ pub struct Run {
 impl Run {
     fn of(profile: &Input) -> Run {
         let folder = (!profile.is_spooled())
-            .then(|| std::path::absolute(&profile.path).ok())
-            .flatten()
-            .and_then(|p| p.parent().and_then(|d| d.canonicalize().ok()));
+            .then(|| folder_of(&profile.path))
+            .flatten();
         Run {
             pid: input::profile_pid(&profile.file),
             folder,
         }
     }
+}
+
+/// The real folder holding `path`.
+pub(super) fn folder_of(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    absolute.parent()?.canonicalize().ok()
 }
 
 /// One run's profiles.

@@ -238,9 +238,7 @@ fn same_folder(runs: &[Run], source: &Input, targets: Vec<usize>) -> Result<Vec<
     if !targets.iter().any(|&i| shared(i)) {
         return Ok(targets);
     }
-    let folder = std::path::absolute(&source.path)
-        .ok()
-        .and_then(|p| p.parent().and_then(|d| d.canonicalize().ok()));
+    let folder = super::folder_of(&source.path);
     let beside = |i: usize| folder.is_some() && runs[i].folder == folder;
     let kept: Vec<usize> = targets
         .iter()

@@ -31,25 +31,26 @@ pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
         return;
     }
     let name_of = |table: &SymbolTable, s: usize| super::decode::symbol(table, SymbolId(s as u32));
-    // By the hash of its name: the first block it is in, and whether
-    // another holds it too (a hash collision only costs a closer look).
+    // Each entry's block and the hash of its name; by hash, the first
+    // block it is in and whether another holds it too (a hash collision
+    // only costs a closer look).
+    let mut hashed: Vec<(usize, usize, u64)> = Vec::new();
     let mut seen: HashMap<u64, (usize, bool)> = HashMap::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
-            let seen = seen
-                .entry(hash(&name_of(table, s).name))
-                .or_insert((i, false));
+            let h = hash(&name_of(table, s).name);
+            hashed.push((i, s, h));
+            let seen = seen.entry(h).or_insert((i, false));
             seen.1 |= seen.0 != i;
         }
     }
-    // (block, entry, name, has no file) of the names in several blocks.
+    // (block, entry, name, has no file) of the names in several blocks,
+    // read again only for those.
     let mut candidates: Vec<(usize, usize, String, bool)> = Vec::new();
-    for (i, block) in blocks.iter().enumerate() {
-        for s in block.clone() {
+    for (i, s, h) in hashed {
+        if seen[&h].1 {
             let symbol = name_of(table, s);
-            if seen[&hash(&symbol.name)].1 {
-                candidates.push((i, s, symbol.name, symbol.file.is_none()));
-            }
+            candidates.push((i, s, symbol.name, symbol.file.is_none()));
         }
     }
     let mut by_name: HashMap<&str, BTreeSet<usize>> = HashMap::new();
