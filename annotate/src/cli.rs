@@ -109,6 +109,11 @@ pub struct RecordArgs {
     #[arg(long, default_value_t = 10)]
     pub top: usize,
 
+    /// Do not preload libcallgrind_jit_gdb.so, which names the code JITs
+    /// register with gdb's JIT interface (numba, LLVM's JITs).
+    #[arg(long)]
+    pub no_gdb_jit: bool,
+
     /// [VALGRIND_OPTION...] -- CMD [ARG...]
     #[arg(
         trailing_var_arg = true,
@@ -179,6 +184,11 @@ pub struct AnnotateArgs {
     #[arg(long)]
     pub merge: bool,
 
+    /// Demangle C++ and Rust names of JIT code (LLVM and Cranelift JITs
+    /// register mangled symbols), as Valgrind does for native code.
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = ["yes", "no"])]
+    pub demangle: String,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -195,6 +205,7 @@ impl AnnotateArgs {
             any_pid: self.any_pid,
             any_owner: self.any_owner,
             no_code: self.no_code,
+            raw_names: self.demangle == "no",
             merge: self.merge,
             started: None,
         }

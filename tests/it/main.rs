@@ -7,6 +7,7 @@ mod client_safety;
 mod corrupt;
 mod every_fixture;
 mod expand;
+mod gdb_jit;
 mod golden;
 mod identity;
 mod inputs;

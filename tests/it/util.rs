@@ -196,6 +196,14 @@ pub fn staticlib() -> PathBuf {
     built_once_as(&LIB, &["-p", "jit-client"], "libjit_client.a", true)
 }
 
+/// The GDB JIT interface's preload library (always release: the tests run
+/// JITs under Valgrind with it), built once per test run.
+pub fn gdb_preload() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    let args = ["-p", "callgrind-jit-gdb"];
+    built_once_as(&LIB, &args, "libcallgrind_jit_gdb.so", true)
+}
+
 /// Builds `examples/c/demo.c` against the header and the static library.
 pub fn c_demo(dir: &Path) -> PathBuf {
     gcc(&root().join("examples/c/demo.c"), &dir.join("demo"))

@@ -37,7 +37,7 @@ pub(super) fn rewrite(
 ) -> Result<Rewritten> {
     let program = input::profile_command(&profile.file)
         .and_then(|cmd| crate::symbols::mapped::MappedCode::of_command(&cmd));
-    let mut epoch = load_symbols(sources, request.bias, end, program)?;
+    let mut epoch = load_symbols(sources, request, end, program)?;
     let mut rewritten = rewrite_one(request, profile, &mut epoch, protected)?;
     if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
         let mut named = rewrite_one(request, profile, whole, protected)?;

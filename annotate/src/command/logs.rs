@@ -68,7 +68,7 @@ pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Res
             notes.extend(provenance.notes.into_iter().map(|(p, why)| (pid, p, why)));
             tables.insert(
                 pid,
-                load_symbols(&provenance.used, request.bias, Vec::new(), None)?,
+                load_symbols(&provenance.used, request, Vec::new(), None)?,
             );
         }
         let protected: Vec<&std::path::Path> = protected.iter().map(PathBuf::as_path).collect();

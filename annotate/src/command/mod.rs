@@ -43,6 +43,9 @@ pub struct Request {
     pub any_owner: bool,
     /// Write no code image beside the outputs (`--no-code`).
     pub no_code: bool,
+    /// Keep mangled JIT names as the symbol files give them
+    /// (`--demangle=no`).
+    pub raw_names: bool,
     /// Also write each process's annotated parts joined into one profile
     /// (`--merge`; `output` then names that file).
     pub merge: bool,
@@ -194,7 +197,7 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
     for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
         let program =
             input::profile_command(&profiles[0].file).and_then(|cmd| MappedCode::of_command(&cmd));
-        let symbols = load_symbols(&provenance.used, request.bias, Vec::new(), program)?;
+        let symbols = load_symbols(&provenance.used, request, Vec::new(), program)?;
         let pid = run.pid;
         let mut report = Report {
             pid,
@@ -509,12 +512,14 @@ fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
 /// before those places.
 fn load_symbols(
     sources: &[Input],
-    bias: BiasMode,
+    request: &Request,
     epoch_end: Vec<(String, u64)>,
     program: Option<MappedCode>,
 ) -> Result<SymbolTable> {
+    let bias = request.bias;
     let mut table = SymbolTable::builder()
         .epoch_ending_at(epoch_end)
+        .raw_names(request.raw_names)
         .outside(program);
     for source in sources {
         let path = &source.path;

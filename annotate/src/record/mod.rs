@@ -2,6 +2,7 @@
 //! switched on, annotate what it left (each process with its own symbol
 //! files), and list the hottest JIT functions.
 
+mod gdb_jit;
 mod inclusive;
 mod out_file;
 pub mod runtimes;
@@ -85,6 +86,12 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         eprintln!("callgrind-jit: {line}");
     }
     let mut cmd = valgrind_command(&out_dir, valgrind_options, command, &writes);
+    if !args.no_gdb_jit {
+        match gdb_jit::library() {
+            Some(library) => gdb_jit::preload(&mut cmd, &library),
+            None => eprintln!("callgrind-jit: {}", gdb_jit::missing()),
+        }
+    }
     let started = file_clock_now(&template.dir);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
@@ -111,22 +118,27 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         unnamed: Vec::new(),
         logs: Vec::new(),
     };
+    // Valgrind's own switch also keeps the JIT names raw.
+    let base = Request {
+        started: Some(started),
+        raw_names: valgrind_options.iter().any(|o| o == "--demangle=no"),
+        ..Request::default()
+    };
     if writes.option != OUT_FILE {
-        recording.logs = name_logs(profiles, started)?;
+        recording.logs = name_logs(profiles, base)?;
         return Ok(recording);
     }
     for (pid, files) in by_pid(profiles) {
-        annotate_process(&mut recording, pid, files, started)?;
+        annotate_process(&mut recording, pid, files, base.clone())?;
     }
     Ok(recording)
 }
 
 /// Names the logs' JIT frames, each process's from its own symbol files.
-fn name_logs(logs: Vec<PathBuf>, started: SystemTime) -> Result<Vec<crate::command::logs::Named>> {
+fn name_logs(logs: Vec<PathBuf>, base: Request) -> Result<Vec<crate::command::logs::Named>> {
     let request = Request {
         inputs: logs,
-        started: Some(started),
-        ..Request::default()
+        ..base
     };
     match crate::command::annotate_any(&request)? {
         crate::command::Annotated::Logs(logs) => Ok(logs),
@@ -135,14 +147,14 @@ fn name_logs(logs: Vec<PathBuf>, started: SystemTime) -> Result<Vec<crate::comma
 }
 
 /// Annotates one process's profiles with its own symbol files.
-/// Symbol files last written before `started` are not this run's; a run
+/// Symbol files last written before the run started are not this run's; a run
 /// stopped by a signal may leave profiles that end early, annotated as
 /// they are.
 fn annotate_process(
     recording: &mut Recording,
     pid: u32,
     files: Vec<PathBuf>,
-    started: SystemTime,
+    base: Request,
 ) -> Result<()> {
     // Parts ended by jit-client's epochs are also joined, for
     // callgrind_annotate.
@@ -152,9 +164,8 @@ fn annotate_process(
     let request = Request {
         inputs: files,
         allow_truncated: recording.stopped_by.is_some(),
-        started: Some(started),
         merge: epochs,
-        ..Request::default()
+        ..base
     };
     match annotate(&request) {
         Ok(reports) => recording

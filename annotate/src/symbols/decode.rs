@@ -61,7 +61,7 @@ fn from_jitdump(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
         _ => return Err(CHANGED.into()),
     };
     let raw = String::from_utf8_lossy(load.name);
-    let split = super::runtime_names::split(&raw);
+    let split = super::runtime_names::split(&table.readable(&raw));
     // Line entries name the load's own addresses, also for a moved range.
     let rows = rows(
         table,
@@ -149,7 +149,7 @@ fn from_perf_map(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
     if (start, size) != (entry.start, entry.size) {
         return Err(CHANGED.into());
     }
-    let split = super::runtime_names::split(&crate::perfmap::name(raw));
+    let split = super::runtime_names::split(&table.readable(&crate::perfmap::name(raw)));
     Ok(Symbol {
         file: split.file.as_deref().map(|f| table.intern_file(f)),
         name: split.name,

@@ -15,6 +15,7 @@
 mod bias;
 mod decode;
 mod decoded;
+mod demangle;
 mod index_jitdump;
 mod index_perfmap;
 pub mod mapped;
@@ -219,6 +220,8 @@ pub struct SymbolTable {
     failure: RefCell<Option<String>>,
     /// What was skipped while reading the sources.
     pub report: BuildReport,
+    /// Names are written as the symbol files give them, not demangled.
+    raw_names: bool,
 }
 
 /// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
@@ -348,6 +351,13 @@ impl SymbolTableBuilder {
         added.expect("a temporary file holds a perf map's bytes");
     }
 
+    /// Keeps mangled names as the symbol files give them (Valgrind's
+    /// `--demangle=no`); by default they are demangled.
+    pub fn raw_names(mut self, raw: bool) -> Self {
+        self.table.raw_names = raw;
+        self
+    }
+
     /// Leaves out the ranges that lie in `program`'s own code (see
     /// [`mapped`]).
     pub fn outside(mut self, program: Option<mapped::MappedCode>) -> Self {
@@ -395,6 +405,15 @@ fn file_holding(data: &[u8]) -> std::io::Result<File> {
 }
 
 impl SymbolTable {
+    /// A symbol file's name as written out: demangled unless raw names
+    /// were asked for.
+    fn readable<'a>(&self, raw: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.raw_names {
+            true => std::borrow::Cow::Borrowed(raw),
+            false => demangle::demangle(raw),
+        }
+    }
+
     /// A builder to add symbol files to.
     pub fn builder() -> SymbolTableBuilder {
         SymbolTableBuilder::default()

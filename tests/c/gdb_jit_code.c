@@ -1,0 +1,18 @@
+/* The code tests/c/gdb_jit.c loads as a JIT would: built with -c into an
+ * object whose .text it copies to fresh memory. No data and no calls out,
+ * so the bytes run anywhere; squares is a local symbol. gdb_jit_native.c
+ * links the same object normally: the truth for the costs. */
+
+static long __attribute__((noinline, used)) squares(long n) {
+    long s = 0;
+    for (long i = 0; i < n; i++)
+        s += i * i;
+    return s;
+}
+
+long triangle(long n) {
+    long s = 0;
+    for (long i = 0; i < n; i++)
+        s += i;
+    return s + squares(n / 2);
+}

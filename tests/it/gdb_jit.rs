@@ -1,0 +1,214 @@
+//! JITs that tell only gdb (the GDB JIT interface), named through the
+//! preload library gdb-jit/ that `record` puts in front of them: a C JIT
+//! that implements the interface by hand, and numba.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util;
+
+/// Builds tests/c/gdb_jit.c, the object it loads, and the same object
+/// linked normally (tests/c/gdb_jit_native.c); returns (jit, object, native).
+fn c_jit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let c = util::root().join("tests/c");
+    let object = dir.join("code.o");
+    // No position-independent code and no unwind tables: .text runs
+    // anywhere once copied, with no relocations to apply.
+    let gcc = |args: &[&std::ffi::OsStr]| {
+        util::run_ok(Command::new("gcc").args(["-O1", "-g"]).args(args))
+    };
+    let flags = ["-fno-pic", "-fno-asynchronous-unwind-tables", "-c"].map(std::ffi::OsStr::new);
+    let code = c.join("gdb_jit_code.c");
+    gcc(&[
+        &flags[..],
+        &[code.as_os_str(), "-o".as_ref(), object.as_os_str()],
+    ]
+    .concat());
+    let jit = dir.join("gdb_jit");
+    let native = dir.join("native");
+    gcc(&[
+        c.join("gdb_jit.c").as_os_str(),
+        "-lpthread".as_ref(),
+        "-o".as_ref(),
+        jit.as_os_str(),
+    ]);
+    gcc(&[
+        c.join("gdb_jit_native.c").as_os_str(),
+        object.as_os_str(),
+        "-o".as_ref(),
+        native.as_os_str(),
+    ]);
+    (jit, object, native)
+}
+
+/// Inclusive cost of `function` (callgrind_annotate's `file:name`) on
+/// its own line of an `--inclusive=yes` listing.
+fn inclusive(listing: &str, function: &str) -> u64 {
+    util::costs_where(listing, |line| line.contains(&format!(":{function} [")))
+}
+
+fn record_env() -> Vec<(&'static str, String)> {
+    vec![(
+        "CALLGRIND_JIT_GDB_LIB",
+        util::gdb_preload().display().to_string(),
+    )]
+}
+
+fn record(dir: &Path, args: &[&std::ffi::OsStr], env: &[(&str, String)]) -> std::process::Output {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = util::record(dir, args, &env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
+    let dir = util::scratch("gdb-jit-c");
+    let (jit, object, native) = c_jit(&dir);
+    let out = record(&dir, &[jit.as_os_str(), object.as_os_str()], &record_env());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "546536250");
+    // The two bad entries are reported, each once, with where they are.
+    assert!(
+        stderr.contains("(18 bytes, entry 0x") && stderr.contains("not an object file"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(536870912 bytes, entry 0x"), "{stderr}");
+
+    // The truth: the same object linked in, under callgrind.
+    let truth_dir = dir.join("truth");
+    std::fs::create_dir(&truth_dir).unwrap();
+    let (_, truth) = util::callgrind(&truth_dir, &[], &native, &[], &[]);
+    let truth = util::callgrind_annotate(&truth, &["--inclusive=yes"]);
+    let merged = util::file_starting(&dir, "callgrind.jit.merged.").expect("a merged profile");
+    let named = util::callgrind_annotate(&merged, &["--inclusive=yes"]);
+    for function in ["triangle", "squares"] {
+        let (got, want) = (inclusive(&named, function), inclusive(&truth, function));
+        assert!(
+            want > 10_000,
+            "{function} ran in the native program:\n{truth}"
+        );
+        assert_eq!(got, want, "{function}:\n{named}");
+    }
+    // Every JIT instruction is named, with its file.
+    assert_eq!(
+        util::costs_where(&named, |l| l.contains("[???]")),
+        0,
+        "{named}"
+    );
+    assert!(
+        named.contains("gdb_jit_code.c:triangle [") && named.contains("gdb_jit_code.c:squares [")
+    );
+    // The loop's line carries the loop: 1000 iterations per call, 13 calls.
+    let source = util::root().join("tests/c/gdb_jit_code.c");
+    let lines = util::callgrind_annotate_files(&merged, &["--auto=no"], &[&source]);
+    let loop_line = lines
+        .lines()
+        .find(|l| l.trim_end().ends_with("s += i;"))
+        .unwrap_or_else(|| panic!("no line for triangle's loop:\n{lines}"));
+    let cost: u64 = loop_line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(cost >= 13 * 1000, "{loop_line}");
+}
+
+#[test]
+fn without_the_preload_the_same_jit_stays_unnamed() {
+    let dir = util::scratch("gdb-jit-off");
+    let (jit, object, _) = c_jit(&dir);
+    let args = [
+        "--no-gdb-jit".as_ref(),
+        "--".as_ref(),
+        jit.as_os_str(),
+        object.as_os_str(),
+    ];
+    let out = Command::new(util::cli())
+        .args(["record", "--out-dir"])
+        .arg(&dir)
+        .args(args)
+        .envs(record_env())
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("named nothing") || stderr.contains("no jitdump"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("callgrind-jit-gdb:"), "{stderr}");
+}
+
+/// The real python3 (not a version manager's shim), if numba imports in it.
+fn python_with_numba() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sys, numba; print(sys.executable)"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+#[test]
+fn numba_functions_are_named_with_their_python_lines() {
+    let Some(python) = python_with_numba() else {
+        return util::skip(
+            "numba",
+            "numba does not import in python3 (scripts/setup.sh installs it)",
+        );
+    };
+    let dir = util::scratch("gdb-jit-numba");
+    let script = util::root().join("tests/gdb/numba_loop.py");
+    let mut env = record_env();
+    env.push(("NUMBA_DEBUGINFO", "1".into()));
+    let out = record(&dir, &[python.as_os_str(), script.as_os_str()], &env);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1199992");
+    let profile = util::annotated_in(&dir);
+    let listing = util::callgrind_annotate(&profile, &[]);
+    // Demangled as Valgrind prints C++ names, with the script as its file.
+    let hot = util::costs_where(&listing, |l| l.contains("numba_loop.py:__main__::hot["));
+    assert!(hot >= 200_000 * 5, "{listing}");
+    let lines = util::callgrind_annotate_files(&profile, &["--auto=no"], &[&script]);
+    let body = lines
+        .lines()
+        .find(|l| l.contains("total += (i * 7) % 13"))
+        .unwrap_or_else(|| panic!("{lines}"));
+    let cost: u64 = body
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(
+        cost >= 200_000,
+        "one instruction or more per iteration: {body}"
+    );
+    // --demangle=no keeps the name the JIT registered.
+    let raw = dir.join("raw.out");
+    let raw_input = util::file_starting(&dir, "callgrind.out.").unwrap();
+    let out = util::annotate(
+        &dir,
+        &[
+            raw_input.to_str().unwrap(),
+            "--demangle=no",
+            "-o",
+            raw.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = util::callgrind_annotate(&raw, &[]);
+    assert!(raw.contains(":_ZN8__main__3hot"), "{raw}");
+}
