@@ -4,6 +4,8 @@
 #   lib/libcallgrind_jit.so.VERSION, .so.MAJOR (the SONAME) and .so links
 #   lib/libcallgrind_jit.a
 #   lib/pkgconfig/callgrind-jit.pc (static link flags in Libs.private)
+#   lib/libcallgrind_jit_gdb.so (preloaded under Valgrind: names the code
+#     JITs register with gdb's JIT interface; `callgrind-jit record` finds it)
 # A C JIT then builds with: cc jit.c $(pkg-config --cflags --libs callgrind-jit)
 set -euo pipefail
 prefix=${1:-/usr/local}
@@ -13,7 +15,7 @@ bash scripts/setup.sh
 # A target folder of its own: `cargo rustc` below rebuilds the library with
 # other flags, which must not replace files a concurrent build is using.
 export CARGO_TARGET_DIR=$PWD/target/install-c
-cargo build --release --locked -p jit-client
+cargo build --release --locked -p jit-client -p callgrind-jit-gdb
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' jit-client/Cargo.toml | head -n 1)
 major=${version%%.*}
 # The system libraries the static library needs, as rustc reports them.
@@ -28,6 +30,7 @@ install -m 755 "$built/libjit_client.so" "$libdir/libcallgrind_jit.so.$version"
 ln -sfn "libcallgrind_jit.so.$version" "$libdir/libcallgrind_jit.so.$major"
 ln -sfn "libcallgrind_jit.so.$major" "$libdir/libcallgrind_jit.so"
 install -m 644 "$built/libjit_client.a" "$libdir/libcallgrind_jit.a"
+install -m 755 "$built/libcallgrind_jit_gdb.so" "$libdir/"
 cat > "$libdir/pkgconfig/callgrind-jit.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include

@@ -2,7 +2,8 @@
 # Installs what building and testing callgrind-jit needs on a fresh Debian
 # machine: libclang (crabgrind generates its bindings with bindgen), gcc,
 # valgrind, and for the tests perf, rakudo, pkg-config and wasmtime's Python
-# binding. Safe to run again: it installs only what is missing.
+# binding, numba (the GDB JIT interface test). Safe to run again: it
+# installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -17,16 +18,21 @@ command -v callgrind_annotate >/dev/null || need+=(valgrind)
 command -v python3 >/dev/null || need+=(python3 python3-pip)  # the wasmtime test
 for pkg in "$@"; do have_pkg "$pkg" || need+=("$pkg"); done  # extra packages a caller needs
 
-# wasmtime's Python binding (the wasmtime test), once python3 is there.
-wasmtime() {
-  python3 -c 'import wasmtime' 2>/dev/null && return 0
-  echo "setup: installing wasmtime (pip)" >&2
-  python3 -m pip install --quiet wasmtime 2>/dev/null ||
-    python3 -m pip install --quiet --break-system-packages wasmtime
+# Python packages the runtime tests use, once python3 is there: wasmtime's
+# binding and numba (an LLVM JIT that registers its code with gdb).
+pip_install() {
+  python3 -c "import $1" 2>/dev/null && return 0
+  echo "setup: installing $1 (pip)" >&2
+  python3 -m pip install --quiet "$1" 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages "$1"
+}
+python_packages() {
+  pip_install wasmtime
+  pip_install numba
 }
 
 if [ ${#need[@]} -eq 0 ]; then
-  wasmtime
+  python_packages
   exit 0
 fi
 echo "setup: installing ${need[*]}" >&2
@@ -41,4 +47,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-wasmtime
+python_packages

@@ -1,15 +1,13 @@
 //! The functions in one object a JIT registered with gdb: their absolute
 //! addresses, sizes, names and source lines.
 //!
-//! LLVM's JITs register relocatable objects whose sections' addresses are
-//! the code's addresses in memory (so a symbol's address is its section's
-//! plus its value, unless the value is absolute already); other JITs
-//! register linked images whose symbols are absolute. gdb reads them that
-//! way, and so does this.
+//! LLVM's JITs register relocatable objects, and wasmtime shared objects,
+//! whose sections' addresses are the code's addresses in memory while the
+//! symbols' values count from their section: a symbol's address is its
+//! section's plus its value, unless the value lies in the section already
+//! (an image linked where it runs, whose symbols are absolute).
 
-use object::{
-    Object, ObjectKind, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, SymbolSection,
-};
+use object::{Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind, SymbolSection};
 
 use crate::lines::{self, Row};
 
@@ -88,10 +86,6 @@ struct Places<'a, 'data> {
 }
 
 impl Places<'_, '_> {
-    fn relocatable(&self) -> bool {
-        self.file.kind() == ObjectKind::Relocatable
-    }
-
     /// A section's range in memory.
     fn bounds(&self, index: SectionIndex) -> Option<(u64, u64)> {
         let section = self.file.section_by_index(index).ok()?;
@@ -103,7 +97,7 @@ impl Places<'_, '_> {
     fn symbol(&self, symbol: &object::Symbol) -> Option<u64> {
         let value = symbol.address();
         match symbol.section() {
-            SymbolSection::Section(index) if self.relocatable() => {
+            SymbolSection::Section(index) => {
                 let (start, end) = self.bounds(index)?;
                 if start != 0 && (start..end).contains(&value) {
                     Some(value)

@@ -9,7 +9,7 @@ use crate::util;
 
 /// Builds tests/c/gdb_jit.c, the object it loads, and the same object
 /// linked normally (tests/c/gdb_jit_native.c); returns (jit, object, native).
-fn c_jit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+pub fn c_jit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let c = util::root().join("tests/c");
     let object = dir.join("code.o");
     // No position-independent code and no unwind tables: .text runs

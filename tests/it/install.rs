@@ -69,3 +69,28 @@ fn a_c_jit_builds_with_pkg_config_alone_and_is_named() {
     assert!(report.contains("sum.calc:sum_to ["), "{report}");
     assert!(report.contains("sum.calc:report ["), "{report}");
 }
+
+#[test]
+fn record_from_an_install_prefix_finds_the_gdb_preload_in_its_lib() {
+    let dir = util::scratch("install-gdb");
+    let prefix = dir.join("prefix");
+    let mut install = Command::new("bash");
+    install
+        .arg(util::root().join("scripts/install-c.sh"))
+        .arg(&prefix);
+    util::run_ok(&mut install);
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(util::cli(), bin.join("callgrind-jit")).unwrap();
+    let (jit, object, _) = crate::gdb_jit::c_jit(&dir);
+    let out = util::run_ok(
+        Command::new(bin.join("callgrind-jit"))
+            .args(["record", "--"])
+            .arg(jit)
+            .arg(object)
+            .env_remove("CALLGRIND_JIT_GDB_LIB")
+            .current_dir(&dir),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("  triangle  ("), "{stderr}");
+}

@@ -101,3 +101,43 @@ fn same_named_functions_of_two_wasm_modules_stay_apart() {
         }
     }
 }
+
+/// With no profiler and debug info on, wasmtime registers each module with
+/// gdb's JIT interface: `record` names it through the preload library,
+/// each module's functions under their own file.
+#[test]
+fn wasmtime_told_only_gdb_is_named_through_the_preload() {
+    let Some(python) = python_with_wasmtime() else {
+        return util::skip(
+            "wasmtime",
+            "python3 with wasmtime (scripts/setup.sh installs it)",
+        );
+    };
+    let dir = util::scratch("wasmtime-gdb");
+    let wrapper = util::c_program(&dir, "no_auxv_prctl");
+    let script = util::root().join("tests/wasm/two_modules.py");
+    let out = util::run_ok(
+        Command::new(wrapper)
+            .current_dir(&dir)
+            .arg(util::cli())
+            .args(["record", "--"])
+            .arg(&python)
+            .arg(script)
+            .arg("gdb")
+            .env("CALLGRIND_JIT_GDB_LIB", util::gdb_preload()),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "6765 1820529360"
+    );
+    let listing =
+        util::callgrind_annotate(&util::annotated_in(&dir), &["--auto=no", "--threshold=100"]);
+    let fib = |module: u32| {
+        let file = format!("/<wasm-module>/<gen-{module}>.wasm");
+        self_cost(&listing, &format!("{file}:wasm[0]::function[1]::fib'2"))
+            + self_cost(&listing, &format!("{file}:wasm[0]::function[1]::fib"))
+    };
+    // fib(20) recursive in the first module, fib(60) iterative in the second.
+    assert!(fib(0) > 100_000, "{listing}");
+    assert!((100..5_000).contains(&fib(1)), "{listing}");
+}

@@ -1,10 +1,15 @@
 """Two wasm modules, each with a function named fib: one recursive, one
 iterative; each fib calls a small function named helper (the identity),
-which its module aligns apart from fib by padding. Usage: python3 two_modules.py jitdump|perfmap  (wasmtime's
-Config.profiler). Prints fib(20) and fib(60)."""
+which its module aligns apart from fib by padding. Usage: python3 two_modules.py jitdump|perfmap|gdb
+(wasmtime's Config.profiler; gdb: no profiler, debug_info on, so wasmtime registers each module
+with gdb's JIT interface). Prints fib(20) and fib(60)."""
 import wasmtime, sys
 cfg = wasmtime.Config()
-cfg.profiler = sys.argv[1] if len(sys.argv) > 1 else "jitdump"
+mode = sys.argv[1] if len(sys.argv) > 1 else "jitdump"
+if mode == "gdb":
+    cfg.debug_info = True
+else:
+    cfg.profiler = mode
 engine = wasmtime.Engine(cfg)
 store = wasmtime.Store(engine)
 rec = wasmtime.Module(engine, """(module (func $helper (param i32) (result i32) (local.get 0))
