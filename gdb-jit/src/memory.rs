@@ -3,8 +3,23 @@
 
 /// A copy of `len` bytes at `addr`, or None where any of them cannot be
 /// read. `process_vm_readv` on the process itself returns EFAULT for
-/// unmapped or unreadable memory instead of raising SIGSEGV.
+/// unmapped or unreadable memory instead of raising SIGSEGV. Read in
+/// slices, so a size that lies fails before much is allocated.
 pub fn copy(addr: usize, len: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    while out.len() < len {
+        let n = STEP.min(len - out.len());
+        let from = addr.checked_add(out.len())?;
+        out.extend_from_slice(&read(from, n)?);
+    }
+    Some(out)
+}
+
+/// The most read at once.
+const STEP: usize = 1 << 20;
+
+/// `len` (at most [`STEP`]) bytes at `addr`.
+fn read(addr: usize, len: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let mut done = 0;
     while done < len {
@@ -29,13 +44,11 @@ pub fn copy(addr: usize, len: usize) -> Option<Vec<u8>> {
 
 /// Whether `len` bytes at `addr` can be read now.
 pub fn readable(addr: usize, len: usize) -> bool {
-    // In slices, so a large object does not need a copy of its whole size.
-    const STEP: usize = 1 << 20;
     let mut at = 0;
     while at < len {
         let n = STEP.min(len - at);
         match addr.checked_add(at) {
-            Some(start) if copy(start, n).is_some() => at += n,
+            Some(start) if read(start, n).is_some() => at += n,
             _ => return false,
         }
     }

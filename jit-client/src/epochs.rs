@@ -6,17 +6,22 @@
 //! then covers one epoch, in which every address holds one function. The
 //! dump's description names the places in the symbol files where the
 //! epoch ends, so that annotate names each part with the code it ran.
-//! Unloading alone never dumps.
+//! Unloading alone never dumps; code unloaded before a dump is forgotten
+//! by it (its cost went into the part that ended), so code loaded over it
+//! later begins no further epoch.
 
 use std::collections::BTreeMap;
 
 /// What callgrind writes before a description given to a dump.
 pub const DESC_PREFIX: &str = "callgrind-jit epoch ends at";
 
-/// The registered ranges still holding code, by start (disjoint).
+/// The registered ranges that hold cost in the current epoch, by start
+/// (disjoint).
 #[derive(Debug, Default)]
 pub struct Epochs {
     live: BTreeMap<u64, u64>,
+    /// Ranges unloaded in this epoch: dropped from `live` at its end.
+    unloaded: Vec<(u64, u64)>,
 }
 
 impl Epochs {
@@ -33,8 +38,24 @@ impl Epochs {
         for s in &covered {
             self.live.remove(s);
         }
+        let ends = !covered.is_empty();
+        if ends {
+            self.forget_unloaded();
+        }
         self.live.insert(start, end);
-        !covered.is_empty()
+        ends
+    }
+
+    /// `[start, end)` no longer holds code; its cost stays in this epoch.
+    pub fn unload(&mut self, start: u64, end: u64) {
+        self.unloaded.push((start, end));
+    }
+
+    /// The epoch ended: ranges unloaded in it hold no cost in the next.
+    fn forget_unloaded(&mut self) {
+        for (start, end) in std::mem::take(&mut self.unloaded) {
+            self.live.retain(|&s, &mut e| s < start || e > end);
+        }
     }
 }
 
@@ -64,6 +85,27 @@ mod tests {
         assert!(e.load(9, 20), "over the end of one");
         assert!(e.load(10, 11), "inside it");
         assert!(!e.load(20, 21));
+    }
+
+    #[test]
+    fn code_unloaded_before_an_epoch_ends_begins_no_later_one() {
+        let mut e = Epochs::default();
+        e.load(0, 10);
+        e.load(10, 20);
+        e.unload(0, 10);
+        e.unload(10, 20);
+        assert!(e.load(0, 10), "its cost is still in this epoch");
+        assert!(!e.load(10, 20), "unloaded before the dump, so gone");
+        // Unloaded after the dump: still holds cost in the new epoch.
+        e.unload(0, 10);
+        assert!(e.load(5, 6));
+        // Code still loaded is kept across a dump.
+        let mut e = Epochs::default();
+        e.load(0, 10);
+        e.load(10, 20);
+        e.unload(0, 10);
+        assert!(e.load(0, 10));
+        assert!(e.load(10, 20), "never unloaded");
     }
 
     #[test]

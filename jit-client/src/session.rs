@@ -188,7 +188,10 @@ impl Session {
         }
         checked_range(addr, size)?;
         valgrind::discard_translations(addr, size);
-        Ok(())
+        self.with_writer(|w| {
+            w.code_unloaded(addr as u64, size as u64);
+            Ok(())
+        })
     }
 
     /// Writes CODE_CLOSE and closes the files; later calls do nothing.

@@ -139,6 +139,11 @@ impl Writer {
         jitdump.into_iter().chain(perf_map).collect()
     }
 
+    /// Notes that `[addr, addr+size)` no longer holds code (see `epochs`).
+    pub fn code_unloaded(&mut self, addr: u64, size: u64) {
+        self.epochs.unload(addr, addr + size);
+    }
+
     /// Writes DEBUG_INFO + CODE_LOAD (one `writev`) and the perf map line.
     pub fn code_loaded(
         &mut self,

@@ -5,7 +5,8 @@
  * calls its functions. Along the way: an unregistration, a load at the
  * freed address, an object whose symbol lies about its size, an entry
  * whose object lies about its size, a non-ELF object, and loads from two
- * threads. triangle(1000) runs 13 times in all, as in gdb_jit_native.c. */
+ * threads. triangle(1000) runs 13 times in all, as in gdb_jit_native.c;
+ * peek reads memory never written, once (memcheck's one error). */
 #include <elf.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -88,6 +89,7 @@ struct loaded {
     char *code;
     size_t code_size;
     long (*triangle)(long);
+    long (*peek)(const long *);
 };
 
 /* Copies .text to fresh pages (at `where`, if given) and registers it. */
@@ -106,6 +108,7 @@ static struct loaded *load(void *where, uint64_t lie_symbol_size) {
     if (lie_symbol_size)
         symbol(l->symfile, "triangle")->st_size = lie_symbol_size;
     l->triangle = (long (*)(long))(l->code + symbol(l->symfile, "triangle")->st_value);
+    l->peek = (long (*)(const long *))(l->code + symbol(l->symfile, "peek")->st_value);
     l->entry.symfile_addr = l->symfile;
     l->entry.symfile_size = object_size;
     tell_gdb(&l->entry, 1);
@@ -149,6 +152,10 @@ int main(int argc, char **argv) {
     struct loaded *b = load(freed, 0); /* the same addresses, new code */
     for (int i = 0; i < 5; i++)
         total += b->triangle(1000);
+    long *never_written = malloc(sizeof *never_written);
+    volatile long sink = b->peek(never_written); /* one memcheck error */
+    (void)sink;
+    free(never_written);
 
     struct loaded *c = load(NULL, 1ull << 40); /* triangle's size is a lie */
     total += c->triangle(1000);

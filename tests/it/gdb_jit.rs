@@ -79,6 +79,19 @@ fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
     );
     assert!(stderr.contains("(536870912 bytes, entry 0x"), "{stderr}");
 
+    // One load at a freed address, one new epoch: code unloaded before
+    // the dump begins no second one when the rest of its object returns.
+    let parts = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("callgrind.out.")
+        })
+        .count();
+    assert_eq!(parts, 2, "{stderr}");
     // The truth: the same object linked in, under callgrind.
     let truth_dir = dir.join("truth");
     std::fs::create_dir(&truth_dir).unwrap();
@@ -211,4 +224,41 @@ fn numba_functions_are_named_with_their_python_lines() {
     );
     let raw = util::callgrind_annotate(&raw, &[]);
     assert!(raw.contains(":_ZN8__main__3hot"), "{raw}");
+}
+
+#[test]
+fn memcheck_names_a_frame_in_code_told_only_to_gdb() {
+    for live in ["0", "1"] {
+        let dir = util::scratch(&format!("gdb-jit-memcheck-{live}"));
+        let (jit, object, _) = c_jit(&dir);
+        let mut env = record_env();
+        env.push(("CALLGRIND_JIT_LIVE", live.into()));
+        let args = [
+            "--tool=memcheck".as_ref(),
+            "--".as_ref(),
+            jit.as_os_str(),
+            object.as_os_str(),
+        ];
+        record(&dir, &args, &env);
+        // Live mode: Valgrind itself names the frame in its own log.
+        // Otherwise record names it in the log it writes beside.
+        let log = util::file_starting(
+            &dir,
+            if live == "1" {
+                "memcheck.log."
+            } else {
+                "jit.memcheck.log."
+            },
+        )
+        .unwrap();
+        let log = std::fs::read_to_string(log).unwrap();
+        let at = log
+            .find("Conditional jump")
+            .unwrap_or_else(|| panic!("{log}"));
+        let frame = log[at..].lines().nth(1).unwrap();
+        assert!(
+            frame.contains(": peek (") && frame.contains("gdb_jit_code.c:"),
+            "live={live}: {frame}"
+        );
+    }
 }
