@@ -262,3 +262,109 @@ fn memcheck_names_a_frame_in_code_told_only_to_gdb() {
         );
     }
 }
+
+/// PostgreSQL's server with its LLVM JIT, where installed (Debian's
+/// postgresql package), run by its own user in single-user mode.
+fn postgres() -> Option<PathBuf> {
+    let dir = std::fs::read_dir("/usr/lib/postgresql").ok()?;
+    let mut found: Vec<PathBuf> = dir
+        .filter_map(|e| Some(e.ok()?.path().join("bin/postgres")))
+        .filter(|p| p.is_file() && p.parent().unwrap().join("initdb").is_file())
+        .collect();
+    found.sort();
+    let has_user = Command::new("id")
+        .arg("postgres")
+        .output()
+        .ok()?
+        .status
+        .success();
+    (has_user && unsafe { libc::geteuid() } == 0)
+        .then(|| found.pop())
+        .flatten()
+}
+
+#[test]
+fn postgres_jit_compiled_expressions_are_named() {
+    let Some(postgres) = postgres() else {
+        return util::skip(
+            "postgres",
+            "PostgreSQL's server, its user and root to run it as that user",
+        );
+    };
+    // The server runs as postgres, which must reach every file it uses.
+    let dir = std::env::temp_dir().join(format!("cgjit-postgres-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libcallgrind_jit_gdb.so");
+    std::fs::copy(util::gdb_preload(), &lib).unwrap();
+    let as_postgres = |program: &Path| {
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"])
+            .arg(program)
+            .current_dir(&dir);
+        cmd
+    };
+    util::run_ok(Command::new("chown").arg("postgres").arg(&dir));
+    let data = dir.join("data");
+    util::run_ok(
+        as_postgres(&postgres.with_file_name("initdb"))
+            .arg("-D")
+            .arg(&data),
+    );
+    let query = "select sum(i*i) from generate_series(1,20000) i;\n";
+    let mut cmd = as_postgres(Path::new("valgrind"));
+    cmd.args(["--tool=callgrind", "--dump-instr=yes"])
+        .arg(format!(
+            "--callgrind-out-file={}/callgrind.out.%p",
+            dir.display()
+        ))
+        .arg(&postgres)
+        .args(["--single", "-D"])
+        .arg(&data)
+        .args([
+            "-c",
+            "jit=on",
+            "-c",
+            "jit_above_cost=0",
+            "-c",
+            "jit_debugging_support=on",
+        ])
+        .arg("postgres")
+        .env("LD_PRELOAD", &lib)
+        .env("JITDUMPDIR", &dir)
+        .stdin(std::process::Stdio::piped());
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(query.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", util::describe(&cmd, &out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("sum = \"2666866670000\""), "{stdout}");
+    let profile = util::file_starting(&dir, "callgrind.out.").unwrap();
+    let named = dir.join("named");
+    let out = util::annotate(
+        &dir,
+        &[profile.to_str().unwrap(), "-o", named.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = util::callgrind_annotate(&named, &["--auto=no", "--threshold=100"]);
+    // The expression i*i, compiled, runs once per row: 20,000 rows.
+    let evalexpr = util::costs_where(&listing, |l| l.contains(":evalexpr_"));
+    assert!(evalexpr >= 20_000 * 10, "{listing}");
+    let pid = profile.extension().unwrap().to_string_lossy().into_owned();
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
