@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use object::{Object, ObjectSegment, ObjectSymbol};
 
-use crate::memory;
+use crate::memory::Memory;
 
 /// What the JIT asks gdb to do (`jit_actions_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +40,8 @@ pub struct Entry {
 
 /// Reads the descriptor at `addr` (on 64-bit targets: two 32-bit fields,
 /// then two pointers).
-pub fn read(addr: usize) -> Option<Descriptor> {
-    let [head, entry, _first] = memory::words::<3>(addr)?;
+pub fn read(memory: &mut Memory, addr: usize) -> Option<Descriptor> {
+    let [head, entry, _first] = memory.words::<3>(addr)?;
     let action = match (head >> 32) as u32 {
         1 => Action::Register,
         2 => Action::Unregister,
@@ -55,8 +55,8 @@ pub fn read(addr: usize) -> Option<Descriptor> {
 }
 
 /// Reads the entry at `addr` (next, prev, symfile address, symfile size).
-pub fn entry(addr: usize) -> Option<Entry> {
-    let [_next, _prev, symfile_addr, symfile_size] = memory::words::<4>(addr)?;
+pub fn entry(memory: &mut Memory, addr: usize) -> Option<Entry> {
+    let [_next, _prev, symfile_addr, symfile_size] = memory.words::<4>(addr)?;
     Some(Entry {
         symfile_addr: symfile_addr as usize,
         symfile_size,

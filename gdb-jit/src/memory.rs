@@ -1,66 +1,112 @@
 //! Reads of the JIT's memory that fail instead of crashing: a descriptor,
 //! entry or symbol may point anywhere.
+//!
+//! A read is checked against the process's readable mappings, as
+//! /proc/self/maps lists them, re-read only when an address is not in the
+//! copy held. No system call is made otherwise: under Valgrind each one
+//! hands the CPU to another thread, and a runtime whose threads spin
+//! while one registers (Erlang's BEAM) ran 50 times longer with a system
+//! call per read.
 
-/// A copy of `len` bytes at `addr`, or None where any of them cannot be
-/// read. `process_vm_readv` on the process itself returns EFAULT for
-/// unmapped or unreadable memory instead of raising SIGSEGV. Read in
-/// slices, so a size that lies fails before much is allocated.
-pub fn copy(addr: usize, len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    while out.len() < len {
-        let n = STEP.min(len - out.len());
-        let from = addr.checked_add(out.len())?;
-        out.extend_from_slice(&read(from, n)?);
-    }
-    Some(out)
+/// The readable ranges of the address space, merged where they touch.
+#[derive(Debug, Default)]
+pub struct Memory {
+    readable: Vec<(usize, usize)>,
 }
 
-/// The most read at once.
-const STEP: usize = 1 << 20;
-
-/// `len` (at most [`STEP`]) bytes at `addr`.
-fn read(addr: usize, len: usize) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    let mut done = 0;
-    while done < len {
-        let local = libc::iovec {
-            iov_base: buf[done..].as_mut_ptr().cast(),
-            iov_len: len - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (addr.checked_add(done)?) as *mut libc::c_void,
-            iov_len: len - done,
-        };
-        // SAFETY: `local` is our own buffer of the given length; the
-        // remote range is only read by the kernel, which checks it.
-        let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-        if n <= 0 {
+impl Memory {
+    /// A copy of `len` bytes at `addr`, or None where any of them is not in
+    /// a readable mapping.
+    pub fn copy(&mut self, addr: usize, len: usize) -> Option<Vec<u8>> {
+        if !self.readable(addr, len) {
             return None;
         }
-        done += n as usize;
+        // SAFETY: the range lies in readable mappings (checked just now),
+        // which the JIT keeps while it is inside its registration call.
+        Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec())
     }
-    Some(buf)
+
+    /// The pointer-sized words at `addr`, or None where they cannot be read.
+    pub fn words<const N: usize>(&mut self, addr: usize) -> Option<[u64; N]> {
+        let bytes = self.copy(addr, N * 8)?;
+        let mut out = [0u64; N];
+        for (word, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_ne_bytes(chunk.try_into().ok()?);
+        }
+        Some(out)
+    }
+
+    /// Whether `len` bytes at `addr` lie in readable mappings; the list is
+    /// read again once when they do not seem to.
+    pub fn readable(&mut self, addr: usize, len: usize) -> bool {
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        if covered(&self.readable, addr, end) {
+            return true;
+        }
+        self.readable = read_maps();
+        covered(&self.readable, addr, end)
+    }
 }
 
-/// Whether `len` bytes at `addr` can be read now.
-pub fn readable(addr: usize, len: usize) -> bool {
-    let mut at = 0;
-    while at < len {
-        let n = STEP.min(len - at);
-        match addr.checked_add(at) {
-            Some(start) if read(start, n).is_some() => at += n,
-            _ => return false,
+/// Whether `[start, end)` lies inside one of the merged `ranges`.
+fn covered(ranges: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let i = ranges.partition_point(|&(_, e)| e <= start);
+    ranges.get(i).is_some_and(|&(s, e)| s <= start && end <= e)
+}
+
+/// The readable mappings of /proc/self/maps, merged where they touch.
+fn read_maps() -> Vec<(usize, usize)> {
+    let text = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let Some((s, e)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(s), Ok(e)) = (usize::from_str_radix(s, 16), usize::from_str_radix(e, 16)) else {
+            continue;
+        };
+        if !perms.starts_with('r') {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => out.push((s, e)),
         }
     }
-    true
+    out
 }
 
-/// The pointer-sized words at `addr`, or None where they cannot be read.
-pub fn words<const N: usize>(addr: usize) -> Option<[u64; N]> {
-    let bytes = copy(addr, N * 8)?;
-    let mut out = [0u64; N];
-    for (word, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
-        *word = u64::from_ne_bytes(chunk.try_into().ok()?);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_is_mapped_and_refuses_what_is_not() {
+        let mut memory = Memory::default();
+        let data = vec![7u8; 10_000];
+        assert_eq!(
+            memory.copy(data.as_ptr() as usize, data.len()),
+            Some(data.clone())
+        );
+        assert_eq!(memory.copy(8, 16), None, "the first page is never mapped");
+        assert_eq!(memory.copy(usize::MAX - 4, 16), None, "wraps around");
+        assert!(!memory.readable(data.as_ptr() as usize, usize::MAX / 2));
     }
-    Some(out)
+
+    #[test]
+    fn merged_ranges_cover_only_what_they_hold() {
+        let ranges = [(0x1000, 0x3000), (0x5000, 0x6000)];
+        assert!(covered(&ranges, 0x1000, 0x3000));
+        assert!(covered(&ranges, 0x2fff, 0x3000));
+        assert!(!covered(&ranges, 0x2fff, 0x3001));
+        assert!(!covered(&ranges, 0x3000, 0x3001));
+        assert!(covered(&ranges, 0x5000, 0x5001));
+        assert!(!covered(&ranges, 0x6000, 0x6001));
+    }
 }

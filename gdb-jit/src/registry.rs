@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use jit_client::LineEntry;
 
 use crate::descriptor::{self, Action};
-use crate::memory;
+use crate::memory::Memory;
 use crate::symfile::{self, Function};
 
 /// Objects larger than this are not read (gdb's own limit is memory).
@@ -22,23 +22,28 @@ struct Registry {
     entries: HashMap<usize, Vec<(usize, usize)>>,
     /// Problems already reported (each kind once per process).
     reported: HashSet<&'static str>,
+    /// Where reads of the JIT's memory are safe.
+    memory: Memory,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 /// The JIT called `__jit_debug_register_code` defined at `original`.
 pub fn on_registration(original: usize) {
-    let session = jit_client::global();
-    if !session.is_enabled() {
-        return;
-    }
     let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let registry = guard.get_or_insert_with(Registry::default);
-    registry.handle(original, session);
+    registry.handle(original);
+}
+
+/// jit-client's process session, opened at the first function to load:
+/// a runtime that registers only objects of its own format (Erlang's BEAM
+/// does) and writes its own perf files gets no files from us.
+fn session() -> Option<&'static jit_client::Session> {
+    Some(jit_client::global()).filter(|s| s.is_enabled())
 }
 
 impl Registry {
-    fn handle(&mut self, original: usize, session: &jit_client::Session) {
+    fn handle(&mut self, original: usize) {
         let found = *self
             .descriptors
             .entry(original)
@@ -49,7 +54,7 @@ impl Registry {
                 "no __jit_debug_descriptor found beside the registration function",
             );
         };
-        let Some(d) = descriptor::read(at) else {
+        let Some(d) = descriptor::read(&mut self.memory, at) else {
             return self.report("descriptor-read", "the JIT's descriptor cannot be read");
         };
         if d.version != 1 {
@@ -59,14 +64,14 @@ impl Registry {
             );
         }
         match d.action {
-            Action::Register => self.register(d.entry, session),
-            Action::Unregister => self.unregister(d.entry, session),
+            Action::Register => self.register(d.entry),
+            Action::Unregister => self.unregister(d.entry),
             Action::Nothing => {}
         }
     }
 
-    fn register(&mut self, entry_addr: usize, session: &jit_client::Session) {
-        let Some(entry) = descriptor::entry(entry_addr) else {
+    fn register(&mut self, entry_addr: usize) {
+        let Some(entry) = descriptor::entry(&mut self.memory, entry_addr) else {
             let message = format!("the entry registered at {entry_addr:#x} cannot be read");
             return self.report("entry", &message);
         };
@@ -77,13 +82,19 @@ impl Registry {
         if entry.symfile_size == 0 || entry.symfile_size > LARGEST_OBJECT {
             return self.report("size", &format!("{place} is skipped: empty or over 1 GiB"));
         }
-        let Some(object) = memory::copy(entry.symfile_addr, entry.symfile_size as usize) else {
+        let Some(object) = self
+            .memory
+            .copy(entry.symfile_addr, entry.symfile_size as usize)
+        else {
             let message = format!("{place} is skipped: not all of it is readable memory");
             return self.report("object", &message);
         };
         let functions = match symfile::functions(&object) {
             Ok(functions) => functions,
             Err(why) => return self.report("parse", &format!("{place} is skipped: {why}")),
+        };
+        let Some(session) = session().filter(|_| !functions.is_empty()) else {
+            return;
         };
         let mut ranges = Vec::with_capacity(functions.len());
         for function in &functions {
@@ -98,7 +109,7 @@ impl Registry {
     fn load(&mut self, f: &Function, session: &jit_client::Session) -> Option<(usize, usize)> {
         let addr = usize::try_from(f.addr).ok()?;
         let size = usize::try_from(f.size).ok()?;
-        if !memory::readable(addr, size) {
+        if !self.memory.readable(addr, size) {
             let name = String::from_utf8_lossy(&f.name);
             let message = format!(
                 "{name} at {addr:#x} ({size} bytes) is skipped: not all of it is readable memory"
@@ -126,9 +137,12 @@ impl Registry {
         Some((addr, size))
     }
 
-    fn unregister(&mut self, entry_addr: usize, session: &jit_client::Session) {
-        for (addr, size) in self.entries.remove(&entry_addr).unwrap_or_default() {
-            let _ = session.code_unloaded(addr, size);
+    fn unregister(&mut self, entry_addr: usize) {
+        let ranges = self.entries.remove(&entry_addr).unwrap_or_default();
+        if let (false, Some(session)) = (ranges.is_empty(), session()) {
+            for (addr, size) in ranges {
+                let _ = session.code_unloaded(addr, size);
+            }
         }
     }
 

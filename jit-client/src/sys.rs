@@ -69,8 +69,10 @@ pub fn tid() -> u32 {
 /// into a file that is not ours: a link planted there (say in /tmp) is
 /// removed (the link, never its target); a regular file owned by another
 /// user is refused; our own earlier file (a process before us with this
-/// pid) is replaced by a new one. The file is created with `O_EXCL`, so
-/// nothing planted in between is ever written to.
+/// pid) is replaced by a new one, but one written since this process
+/// started is another writer's in this process (a runtime that writes its
+/// own perf files, beside the gdb preload) and is left to it. The file is
+/// created with `O_EXCL`, so nothing planted in between is ever written to.
 pub fn create_private(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::MetadataExt;
     if let Ok(meta) = std::fs::symlink_metadata(path) {
@@ -91,11 +93,46 @@ pub fn create_private(path: &Path) -> io::Result<File> {
                     meta.uid()
                 ),
             ));
+        } else if written_since_start(&meta) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "this process writes it already (the runtime's own); left to that writer",
+            ));
         } else {
             std::fs::remove_file(path)?;
         }
     }
     open(path, libc::O_EXCL)
+}
+
+/// Whether the file was last written after this process started (exec
+/// keeps the start time).
+fn written_since_start(meta: &std::fs::Metadata) -> bool {
+    match (meta.modified(), process_start()) {
+        (Ok(written), Some(started)) => written >= started,
+        _ => false,
+    }
+}
+
+/// When this process started: the boot time (`btime` of /proc/stat, whole
+/// seconds) plus the start in clock ticks after boot (field 22 of
+/// /proc/self/stat, after the parenthesised command name).
+fn process_start() -> Option<std::time::SystemTime> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let boot: u64 = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let own = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &own[own.rfind(')')? + 1..];
+    // Fields from the third (state) on; the start time is the 22nd.
+    let ticks: u64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    let after_boot = std::time::Duration::from_millis(ticks * 1000 / per_second.max(1));
+    Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(boot) + after_boot)
 }
 
 /// Opened read-write: perf records the jitdump only through the marker
@@ -153,5 +190,16 @@ impl Drop for Marker {
     fn drop(&mut self) {
         // SAFETY: `addr`/`len` describe a mapping we created and own.
         unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
+#[cfg(test)]
+mod start_tests {
+    #[test]
+    fn this_process_started_before_now_and_after_boot() {
+        let started = super::process_start().expect("read from /proc");
+        let now = std::time::SystemTime::now();
+        assert!(started <= now);
+        assert!(now.duration_since(started).unwrap() < std::time::Duration::from_secs(3600));
     }
 }
