@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing callgrind-jit needs on a fresh Debian
 # machine: libclang (crabgrind generates its bindings with bindgen), gcc,
-# valgrind, and for the tests perf, rakudo, pkg-config and wasmtime's Python
+# valgrind, and for the tests perf, rakudo, Erlang, pkg-config and wasmtime's Python
 # binding, numba (the GDB JIT interface test). Safe to run again: it
 # installs only what is missing.
 set -euo pipefail
@@ -11,6 +11,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 have_pkg libclang-dev || need+=(libclang-dev)
 command -v perf >/dev/null || need+=(linux-perf)          # the perf inject test
 command -v raku >/dev/null || need+=(rakudo)              # the MoarVM test
+command -v erl >/dev/null || need+=(erlang-base)          # the Erlang test
 command -v pkg-config >/dev/null || need+=(pkg-config)    # install-c.sh's test
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)

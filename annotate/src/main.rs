@@ -136,6 +136,9 @@ fn print_recording(recording: &Recording, top: usize) {
     for (pid, none) in &recording.unnamed {
         eprintln!("callgrind-jit: pid {pid}: {none}");
     }
+    for (pid, error) in &recording.failed {
+        eprintln!("callgrind-jit: error: pid {pid}: {error}");
+    }
     let several = recording.reports.len() + recording.unnamed.len() > 1;
     for (pid, report) in &recording.reports {
         print_summary(report);

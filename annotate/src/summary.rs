@@ -83,9 +83,16 @@ fn sources(s: &mut String, report: &Report) {
             .sources()
             .iter()
             .position(|source| source.path == *path);
-        let ranges = used.map(|i| table.ranges_of(i));
-        let ranges = ranges
-            .map(|n| format!("{n} code ranges; "))
+        let twins = |i| {
+            let report = &table.report.map_twins;
+            let n = report.iter().find(|(s, _)| *s == i).map_or(0, |t| t.1);
+            match n {
+                0 => String::new(),
+                n => format!(", and {n} the jitdump gives too, named from it"),
+            }
+        };
+        let ranges = used
+            .map(|i| format!("{} code ranges{}; ", table.ranges_of(i), twins(i)))
             .unwrap_or_default();
         let _ = writeln!(s, "symbols{of}: '{}' ({ranges}{why})", path.display());
     }

@@ -290,3 +290,64 @@ fn hotspot_is_named_with_no_flag_of_its_own() {
     );
     assert!(said.contains("double Hot.totalArea(int)"), "{said}");
 }
+
+/// Erlang's `erl` script execs BEAM (so `--trace-children=yes`), whose
+/// helper process outlives it; BEAM writes a perf map and a jitdump of the
+/// same ranges with names spelled differently.
+#[test]
+fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
+    let halts = Command::new("erl")
+        .args(["-noshell", "-eval", "halt()."])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !halts {
+        return util::skip(
+            "erlang",
+            "erl is not installed (scripts/setup.sh installs erlang-base)",
+        );
+    }
+    let dir = util::scratch("record-erlang");
+    std::fs::copy(
+        util::root().join("tests/erlang/fib.erl"),
+        dir.join("fib.erl"),
+    )
+    .unwrap();
+    util::run_ok(Command::new("erlc").arg("fib.erl").current_dir(&dir));
+    let mut cmd = Command::new(util::cli());
+    cmd.args(["record", "--top", "50", "--trace-children=yes", "--"])
+        .args(["erl", "-noshell", "-s", "fib", "main", "-s", "init", "stop"])
+        .env_remove("ERL_FLAGS")
+        .current_dir(&dir);
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "17711");
+    assert!(
+        said.contains("Erlang: symbol output turned on with ERL_FLAGS='+JPperf true +S 1"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("address reuse") && !said.contains("is charged for"),
+        "{said}"
+    );
+    assert!(!said.contains("callgrind-jit: error"), "{said}");
+    let beam = said
+        .lines()
+        .find(|l| l.contains("' (from '") && l.contains("callgrind.jit.out."))
+        .is_some();
+    assert!(beam, "{said}");
+    // fib(22) makes 57,313 calls of fib/1: at least an instruction each.
+    let named = util::file_starting(&dir, "callgrind.jit.out.")
+        .into_iter()
+        .chain(std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("callgrind.jit.out.")
+        })
+        .map(|p| util::callgrind_annotate(&p, &["--auto=no", "--threshold=100"]))
+        .find(|listing| listing.contains("fib.erl:fib:fib/1 ["))
+        .unwrap_or_else(|| panic!("no profile names fib:fib/1:\n{said}"));
+    assert!(cost_of(&named, "fib.erl:fib:fib/1 [") >= 57_313, "{named}");
+}

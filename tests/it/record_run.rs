@@ -301,3 +301,34 @@ fn in_live_mode_record_says_valgrind_named_the_code_itself() {
         "{said}"
     );
 }
+
+#[test]
+fn a_process_that_outlives_the_program_is_waited_for_and_named() {
+    let dir = util::scratch("record-outlive");
+    let prog = util::c_program(&dir, "outlive");
+    let out = record_with(&dir, &["--", prog.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // The child wrote its profile seconds after the program ended.
+    assert!(err.contains("  late_fn  ("), "{err}");
+    assert!(err.contains("  parent_fn  ("), "{err}");
+    assert!(err.contains("waiting for what it started to end"), "{err}");
+}
+
+#[test]
+fn one_process_that_cannot_be_annotated_stops_no_other() {
+    let dir = util::scratch("record-one-fails");
+    let prog = util::c_program(&dir, "outlive");
+    let out = record_with(&dir, &["--", prog.to_str().unwrap(), "spoil"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("  parent_fn  (") && err.contains("  late_fn  ("),
+        "{err}"
+    );
+    let failed = err
+        .lines()
+        .find(|l| l.starts_with("callgrind-jit: error: pid "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(failed.contains("callgrind.out.999999999"), "{failed}");
+}

@@ -120,6 +120,25 @@ fn a_jitdump_beats_a_map_covering_the_same_code() {
     );
 }
 
+/// Erlang writes both files, spelling names differently in each: the
+/// same range from both is one function, the jitdump's, and no reuse.
+#[test]
+fn a_range_both_files_give_is_one_function_named_from_the_jitdump() {
+    let mut dump = header();
+    load(&mut dump, 0x3000, 0x10, 0, b"global::apply_fun_shared");
+    let map = b"3000 10 $global::apply_fun_shared\n3010 10 only_in_the_map\n";
+    let table = table(&dump, Some(map));
+    assert_eq!(
+        name_at(&table, 0x3004),
+        Some(("global::apply_fun_shared".into(), false))
+    );
+    assert_eq!(
+        name_at(&table, 0x3014),
+        Some(("only_in_the_map".into(), false))
+    );
+    assert_eq!(table.report.map_twins, [(0, 1)]);
+}
+
 #[test]
 fn control_characters_in_jitdump_names_cannot_break_profile_lines() {
     let mut dump = header();

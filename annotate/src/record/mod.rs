@@ -2,6 +2,7 @@
 //! switched on, annotate what it left (each process with its own symbol
 //! files), and list the hottest JIT functions.
 
+mod descendants;
 mod gdb_jit;
 mod inclusive;
 mod out_file;
@@ -32,6 +33,9 @@ pub struct Recording {
     pub reports: Vec<(u32, Report)>,
     /// Processes whose profiles had nothing to name, and why.
     pub unnamed: Vec<(u32, NoSymbols)>,
+    /// Processes whose profiles could not be annotated, and why (the
+    /// others are annotated all the same).
+    pub failed: Vec<(u32, String)>,
     /// With `--tool=memcheck|helgrind|drd|massif|dhat`: each output, named.
     pub logs: Vec<crate::command::logs::Named>,
 }
@@ -93,6 +97,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         }
     }
     let started = file_clock_now(&template.dir);
+    descendants::adopt_orphans();
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             anyhow::anyhow!("valgrind not found: install it (Debian: apt-get install valgrind)")
@@ -101,6 +106,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     })?;
     let forwarding = signals::Forwarding::start(child.id());
     let status = child.wait().context("waiting for valgrind")?;
+    descendants::wait_for_rest(&forwarding);
     let stopped_by = forwarding.received().or(status.signal()).map(signals::name);
     drop(forwarding);
     let exit_code = exit_code(status);
@@ -116,6 +122,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         stopped_by,
         reports: Vec::new(),
         unnamed: Vec::new(),
+        failed: Vec::new(),
         logs: Vec::new(),
     };
     // Valgrind's own switch also keeps the JIT names raw.
@@ -129,7 +136,10 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         return Ok(recording);
     }
     for (pid, files) in by_pid(profiles) {
-        annotate_process(&mut recording, pid, files, base.clone())?;
+        annotate_process(&mut recording, pid, files, base.clone());
+    }
+    if !recording.failed.is_empty() && recording.exit_code == 0 {
+        recording.exit_code = 1;
     }
     Ok(recording)
 }
@@ -146,16 +156,12 @@ fn name_logs(logs: Vec<PathBuf>, base: Request) -> Result<Vec<crate::command::lo
     }
 }
 
-/// Annotates one process's profiles with its own symbol files.
+/// Annotates one process's profiles with its own symbol files; a failure
+/// is kept for the summary and the other processes go on.
 /// Symbol files last written before the run started are not this run's; a run
 /// stopped by a signal may leave profiles that end early, annotated as
 /// they are.
-fn annotate_process(
-    recording: &mut Recording,
-    pid: u32,
-    files: Vec<PathBuf>,
-    base: Request,
-) -> Result<()> {
+fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>, base: Request) {
     // Parts ended by jit-client's epochs are also joined, for
     // callgrind_annotate.
     let epochs = files
@@ -173,10 +179,9 @@ fn annotate_process(
             .extend(reports.into_iter().map(|report| (pid, report))),
         Err(e) => match e.downcast::<NoSymbols>() {
             Ok(none) => recording.unnamed.push((pid, none)),
-            Err(e) => return Err(e),
+            Err(e) => recording.failed.push((pid, format!("{e:#}"))),
         },
     }
-    Ok(())
 }
 
 /// 128 + signal for a valgrind ended by a signal (it re-raises the
