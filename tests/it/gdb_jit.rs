@@ -92,6 +92,7 @@ fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
         })
         .count();
     assert_eq!(parts, 2, "{stderr}");
+    crate::oracle::check_recording(&dir);
     // The truth: the same object linked in, under callgrind.
     let truth_dir = dir.join("truth");
     std::fs::create_dir(&truth_dir).unwrap();

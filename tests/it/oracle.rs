@@ -994,13 +994,19 @@ pub fn check_recording(dir: &Path) {
         };
         let output = dir.join(format!("callgrind.jit.out.{rest}"));
         let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let sources: Vec<PathBuf> = [
+        // The jitdump beside the profile, else in /tmp (where BEAM writes
+        // its own), as annotate looks for it; the perf map in /tmp.
+        let jitdump = [
             dir.join(format!("jit-{pid}.dump")),
-            PathBuf::from(format!("/tmp/perf-{pid}.map")),
+            PathBuf::from(format!("/tmp/jit-{pid}.dump")),
         ]
         .into_iter()
-        .filter(|p| p.exists())
-        .collect();
+        .find(|p| p.exists());
+        let sources: Vec<PathBuf> = jitdump
+            .into_iter()
+            .chain([PathBuf::from(format!("/tmp/perf-{pid}.map"))])
+            .filter(|p| p.exists())
+            .collect();
         if sources.is_empty() || !output.exists() {
             continue; // a process with nothing to name (a shell, say)
         }

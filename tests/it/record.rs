@@ -296,6 +296,19 @@ fn hotspot_is_named_with_no_flag_of_its_own() {
 /// same ranges with names spelled differently.
 #[test]
 fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
+    record_erlang(false);
+}
+
+/// Known to fail (issue #28): on BEAM's code the oracle finds call lines
+/// one off from their instruction's line (rule 10, about 23,000
+/// positions) and arcs around continuations that differ (rule 8).
+#[test]
+#[ignore = "open: #28 items 1 and 6 on BEAM's code"]
+fn erlang_profile_holds_to_the_oracle() {
+    record_erlang(true);
+}
+
+fn record_erlang(oracle: bool) {
     let halts = Command::new("erl")
         .args(["-noshell", "-eval", "halt()."])
         .output()
@@ -350,4 +363,7 @@ fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
         .find(|listing| listing.contains("fib.erl:fib:fib/1 ["))
         .unwrap_or_else(|| panic!("no profile names fib:fib/1:\n{said}"));
     assert!(cost_of(&named, "fib.erl:fib:fib/1 [") >= 57_313, "{named}");
+    if oracle {
+        crate::oracle::check_recording(&dir);
+    }
 }
