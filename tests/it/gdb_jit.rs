@@ -10,6 +10,12 @@ use crate::util;
 /// Builds tests/c/gdb_jit.c, the object it loads, and the same object
 /// linked normally (tests/c/gdb_jit_native.c); returns (jit, object, native).
 pub fn c_jit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    c_jit_with(dir, "-g")
+}
+
+/// The same, the object's debug information built with `debug` (`-gz`:
+/// compressed sections).
+fn c_jit_with(dir: &Path, debug: &str) -> (PathBuf, PathBuf, PathBuf) {
     let c = util::root().join("tests/c");
     let object = dir.join("code.o");
     // No position-independent code and no unwind tables: .text runs
@@ -17,7 +23,8 @@ pub fn c_jit(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let gcc = |args: &[&std::ffi::OsStr]| {
         util::run_ok(Command::new("gcc").args(["-O1", "-g"]).args(args))
     };
-    let flags = ["-fno-pic", "-fno-asynchronous-unwind-tables", "-c"].map(std::ffi::OsStr::new);
+    let flags =
+        ["-fno-pic", "-fno-asynchronous-unwind-tables", debug, "-c"].map(std::ffi::OsStr::new);
     let code = c.join("gdb_jit_code.c");
     gcc(&[
         &flags[..],
@@ -67,8 +74,15 @@ fn record(dir: &Path, args: &[&std::ffi::OsStr], env: &[(&str, String)]) -> std:
 
 #[test]
 fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
-    let dir = util::scratch("gdb-jit-c");
-    let (jit, object, native) = c_jit(&dir);
+    for debug in ["-g", "-gz=zlib"] {
+        let dir = util::scratch(&format!("gdb-jit-c{debug}"));
+        named_with_lines_and_the_native_costs(&dir, debug);
+    }
+}
+
+fn named_with_lines_and_the_native_costs(dir: &Path, debug: &str) {
+    let dir = dir.to_path_buf();
+    let (jit, object, native) = c_jit_with(&dir, debug);
     let out = record(&dir, &[jit.as_os_str(), object.as_os_str()], &record_env());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "546536250");
@@ -97,9 +111,9 @@ fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
     let truth_dir = dir.join("truth");
     std::fs::create_dir(&truth_dir).unwrap();
     let (_, truth) = util::callgrind(&truth_dir, &[], &native, &[], &[]);
-    let truth = util::callgrind_annotate(&truth, &["--inclusive=yes"]);
+    let truth = util::callgrind_annotate(&truth, &["--inclusive=yes", "--threshold=100"]);
     let merged = util::file_starting(&dir, "callgrind.jit.merged.").expect("a merged profile");
-    let named = util::callgrind_annotate(&merged, &["--inclusive=yes"]);
+    let named = util::callgrind_annotate(&merged, &["--inclusive=yes", "--threshold=100"]);
     for function in ["triangle", "squares"] {
         let (got, want) = (inclusive(&named, function), inclusive(&truth, function));
         assert!(
@@ -108,12 +122,12 @@ fn a_jit_that_tells_only_gdb_is_named_with_lines_and_the_native_costs() {
         );
         assert_eq!(got, want, "{function}:\n{named}");
     }
-    // Every JIT instruction is named, with its file.
-    assert_eq!(
-        util::costs_where(&named, |l| l.contains("[???]")),
-        0,
-        "{named}"
-    );
+    // Every JIT instruction is named, with its file: what stays under
+    // `???` is a few stub instructions of the program and loader (a
+    // triangle call left unnamed would be 7,019).
+    let own = util::callgrind_annotate(&merged, &["--threshold=100"]);
+    let unnamed = util::costs_where(&own, |l| l.contains("[???]"));
+    assert!(unnamed < 200, "{unnamed} Ir unnamed:\n{own}");
     assert!(
         named.contains("gdb_jit_code.c:triangle [") && named.contains("gdb_jit_code.c:squares [")
     );
