@@ -90,11 +90,9 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         eprintln!("callgrind-jit: {line}");
     }
     let mut cmd = valgrind_command(&out_dir, valgrind_options, command, &writes);
-    if !args.no_gdb_jit {
-        match gdb_jit::library() {
-            Some(library) => gdb_jit::preload(&mut cmd, &library),
-            None => eprintln!("callgrind-jit: {}", gdb_jit::missing()),
-        }
+    let preload = (!args.no_gdb_jit).then(gdb_jit::library);
+    if let Some(Some(library)) = &preload {
+        gdb_jit::preload(&mut cmd, library);
     }
     let started = file_clock_now(&template.dir);
     descendants::adopt_orphans();
@@ -104,6 +102,10 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
         }
         _ => anyhow::anyhow!("cannot start valgrind: {e}"),
     })?;
+    if let Some(None) = preload {
+        // Said once valgrind has started: without it, that is the one line.
+        eprintln!("callgrind-jit: {}", gdb_jit::missing());
+    }
     let forwarding = signals::Forwarding::start(child.id());
     let status = child.wait().context("waiting for valgrind")?;
     descendants::wait_for_rest(&forwarding);
