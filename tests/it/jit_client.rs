@@ -334,3 +334,37 @@ fn a_planted_symlink_does_not_redirect_our_writes() {
         .is_symlink());
     assert!(std::fs::read_to_string(&link).unwrap().ends_with(" 10 f\n"));
 }
+
+/// A perf map this process wrote already (a runtime that writes its own,
+/// beside the gdb preload) is left to its writer; one left by an earlier
+/// process of the same pid is replaced.
+#[test]
+fn a_perf_map_this_process_already_writes_is_left_alone() {
+    let dir = util::scratch("own-perf-map");
+    let map = dir.join(format!("perf-{}.map", std::process::id()));
+    std::fs::write(&map, "1000 10 the_runtimes_own\n").unwrap();
+    let session = session_in(&dir);
+    session.code_loaded(&[0x90; 16], b"ours", &[]).unwrap();
+    session.close().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&map).unwrap(),
+        "1000 10 the_runtimes_own\n"
+    );
+
+    // Written before this process started: an earlier process's, replaced.
+    let dir = util::scratch("stale-perf-map");
+    let map = dir.join(format!("perf-{}.map", std::process::id()));
+    std::fs::write(&map, "1000 10 stale\n").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&map)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let session = session_in(&dir);
+    session.code_loaded(&[0x90; 16], b"ours", &[]).unwrap();
+    session.close().unwrap();
+    let text = std::fs::read_to_string(&map).unwrap();
+    assert!(text.contains(" ours") && !text.contains("stale"), "{text}");
+}
