@@ -332,3 +332,38 @@ fn one_process_that_cannot_be_annotated_stops_no_other() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(failed.contains("callgrind.out.999999999"), "{failed}");
 }
+
+/// `2> >(tee LOG >&2)` in a shell makes tee a child of record (bash forks
+/// it before exec-ing record), and tee waits for record's stderr to close:
+/// record must not wait for it.
+#[test]
+fn a_child_record_did_not_start_is_not_waited_for() {
+    let dir = util::scratch("record-tee");
+    let demo = util::c_demo(&dir);
+    let script = format!(
+        "exec {} record --out-dir {} -- {} 10 2> >(tee {}/record.log >&2)",
+        util::cli().display(),
+        dir.display(),
+        demo.display(),
+        dir.display()
+    );
+    let mut child = Command::new("bash")
+        .args(["-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // A guard against a hang, not a measurement: the run takes seconds.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("record waited for tee, which waits for record");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success());
+}

@@ -15,36 +15,42 @@ pub fn adopt_orphans() {
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 }
 
-/// Waits for every remaining child (adopted orphans) to end, saying after
-/// a second which ones it waits for; a stopping signal ends the wait.
-pub fn wait_for_rest(forwarding: &Forwarding) {
+/// Waits for every child that was not there before valgrind started
+/// (`before`: a shell's `2> >(tee ...)` makes tee our child, and it waits
+/// for us), saying after a second which ones; a stopping signal ends the
+/// wait.
+pub fn wait_for_rest(forwarding: &Forwarding, before: &[u32]) {
     let started = Instant::now();
     let mut said = false;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid with a status out-parameter of our own.
-        let reaped = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        match reaped {
-            0 if forwarding.received().is_some() => return,
-            0 => {
-                if !said && started.elapsed() > Duration::from_secs(1) {
-                    eprintln!(
-                        "callgrind-jit: the program ended; waiting for what it started to end and \
-                         write its profiles: {} (Ctrl-C stops waiting)",
-                        children().join(", ")
-                    );
-                    said = true;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            r if r > 0 => {}
-            _ => return, // ECHILD: none left
+        let adopted: Vec<(u32, String)> = children()
+            .into_iter()
+            .filter(|(pid, _)| !before.contains(pid))
+            .collect();
+        for (pid, _) in &adopted {
+            let mut status = 0;
+            // SAFETY: waitpid on our own child with a status of our own.
+            unsafe { libc::waitpid(*pid as i32, &mut status, libc::WNOHANG) };
         }
+        if adopted.is_empty() || forwarding.received().is_some() {
+            return;
+        }
+        if !said && started.elapsed() > Duration::from_secs(1) {
+            let names: Vec<String> = adopted.iter().map(|(p, n)| format!("{p} ({n})")).collect();
+            eprintln!(
+                "callgrind-jit: the program ended; waiting for what it started to end and \
+                 write its profiles: {} (Ctrl-C stops waiting)",
+                names.join(", ")
+            );
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// This process's children, as `PID (NAME)`, from /proc.
-fn children() -> Vec<String> {
+/// This process's children still running (not yet reaped zombies are
+/// left out once reaped), with their names, from /proc.
+pub fn children() -> Vec<(u32, String)> {
     let me = std::process::id().to_string();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -58,8 +64,9 @@ fn children() -> Vec<String> {
                     .lines()
                     .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
             };
-            (field("PPid:")? == me)
-                .then(|| format!("{pid} ({})", field("Name:").unwrap_or_default()))
+            let name = field("Name:").unwrap_or_default();
+            (field("PPid:")? == me).then(|| (pid.parse().ok(), name))
         })
+        .filter_map(|(pid, name)| Some((pid?, name)))
         .collect()
 }

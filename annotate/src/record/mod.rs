@@ -96,6 +96,10 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     }
     let started = file_clock_now(&template.dir);
     descendants::adopt_orphans();
+    let before = descendants::children()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect::<Vec<_>>();
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             anyhow::anyhow!("valgrind not found: install it (Debian: apt-get install valgrind)")
@@ -108,7 +112,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     }
     let forwarding = signals::Forwarding::start(child.id());
     let status = child.wait().context("waiting for valgrind")?;
-    descendants::wait_for_rest(&forwarding);
+    descendants::wait_for_rest(&forwarding, &before);
     let stopped_by = forwarding.received().or(status.signal()).map(signals::name);
     drop(forwarding);
     let exit_code = exit_code(status);
