@@ -77,8 +77,12 @@ fn in_object_of(original: usize) -> Option<usize> {
         return None;
     }
     let base = info.dli_fbase as u64;
-    let file = Mapped::open(&object_path(&info))?;
-    let object = object::File::parse(file.bytes()).ok()?;
+    let file = std::fs::File::open(object_path(&info)).ok()?;
+    // SAFETY: a read-only mapping of a library the process runs, read once
+    // for its symbol table: truncating that file would break the process
+    // with or without this mapping.
+    let mapped = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let object = object::File::parse(&mapped[..]).ok()?;
     // The load bias: where the object's first segment landed, less the
     // address the file gives it (0 for a program linked at a fixed address).
     let first = object.segments().map(|s| s.address()).min()? & !0xfff;
@@ -112,50 +116,4 @@ fn exported() -> Option<usize> {
     // SAFETY: dlsym with a NUL-terminated name only reads the loader's tables.
     let addr = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__jit_debug_descriptor".as_ptr()) };
     (!addr.is_null()).then_some(addr as usize)
-}
-
-/// A file mapped read-only: an object the loader has mapped already, read
-/// once for its symbol table (reading it whole would copy a library of
-/// 100 MiB for one symbol).
-struct Mapped {
-    addr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapped {
-    fn open(path: &std::path::Path) -> Option<Mapped> {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::File::open(path).ok()?;
-        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
-        if len == 0 {
-            return None;
-        }
-        // SAFETY: a private read-only mapping of a file we opened; the
-        // mapping outlives the descriptor, which may be closed at once.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        (addr != libc::MAP_FAILED).then_some(Mapped { addr, len })
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` readable bytes mapped at `addr` until drop. The file
-        // is a library the process runs: truncating it would break the
-        // process with or without this mapping.
-        unsafe { std::slice::from_raw_parts(self.addr.cast(), self.len) }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `open`.
-        unsafe { libc::munmap(self.addr, self.len) };
-    }
 }

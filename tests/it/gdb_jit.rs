@@ -134,18 +134,8 @@ fn named_with_lines_and_the_native_costs(dir: &Path, debug: &str) {
     // The loop's line carries the loop: 1000 iterations per call, 13 calls.
     let source = util::root().join("tests/c/gdb_jit_code.c");
     let lines = util::callgrind_annotate_files(&merged, &["--auto=no"], &[&source]);
-    let loop_line = lines
-        .lines()
-        .find(|l| l.trim_end().ends_with("s += i;"))
-        .unwrap_or_else(|| panic!("no line for triangle's loop:\n{lines}"));
-    let cost: u64 = loop_line
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap();
-    assert!(cost >= 13 * 1000, "{loop_line}");
+    let cost = util::cost_of(&lines, "s += i;");
+    assert!(cost >= 13 * 1000, "triangle's loop line: {cost}\n{lines}");
 }
 
 #[test]
@@ -205,20 +195,10 @@ fn numba_functions_are_named_with_their_python_lines() {
     let hot = util::costs_where(&listing, |l| l.contains("numba_loop.py:__main__::hot["));
     assert!(hot >= 200_000 * 5, "{listing}");
     let lines = util::callgrind_annotate_files(&profile, &["--auto=no"], &[&script]);
-    let body = lines
-        .lines()
-        .find(|l| l.contains("total += (i * 7) % 13"))
-        .unwrap_or_else(|| panic!("{lines}"));
-    let cost: u64 = body
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap();
+    let cost = util::cost_of(&lines, "total += (i * 7) % 13");
     assert!(
         cost >= 200_000,
-        "one instruction or more per iteration: {body}"
+        "one instruction or more per iteration: {cost}\n{lines}"
     );
     // --demangle=no keeps the name the JIT registered.
     let raw = dir.join("raw.out");

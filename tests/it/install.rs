@@ -5,15 +5,21 @@ use std::process::Command;
 
 use crate::util;
 
+/// `scripts/install-c.sh DIR/prefix`: the prefix.
+fn install_into(dir: &std::path::Path) -> std::path::PathBuf {
+    let prefix = dir.join("prefix");
+    util::run_ok(
+        Command::new("bash")
+            .arg(util::root().join("scripts/install-c.sh"))
+            .arg(&prefix),
+    );
+    prefix
+}
+
 #[test]
 fn a_c_jit_builds_with_pkg_config_alone_and_is_named() {
     let dir = util::scratch("install-c");
-    let prefix = dir.join("prefix");
-    let mut install = Command::new("bash");
-    install
-        .arg(util::root().join("scripts/install-c.sh"))
-        .arg(&prefix);
-    util::run_ok(&mut install);
+    let prefix = install_into(&dir);
     let lib = prefix.join("lib");
 
     // Only the cgjit_* functions are exported.
@@ -73,12 +79,7 @@ fn a_c_jit_builds_with_pkg_config_alone_and_is_named() {
 #[test]
 fn record_from_an_install_prefix_finds_the_gdb_preload_in_its_lib() {
     let dir = util::scratch("install-gdb");
-    let prefix = dir.join("prefix");
-    let mut install = Command::new("bash");
-    install
-        .arg(util::root().join("scripts/install-c.sh"))
-        .arg(&prefix);
-    util::run_ok(&mut install);
+    let prefix = install_into(&dir);
     let bin = prefix.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::copy(util::cli(), bin.join("callgrind-jit")).unwrap();
