@@ -35,6 +35,36 @@ fn a_jit_tail_jump_leaves_the_callee_its_own_cost() {
     );
 }
 
+#[test]
+fn code_an_unlisted_stub_jumps_into_gets_its_own_cost() {
+    let n: u64 = 1000;
+    let (dir, said) = run_and_annotate("tail_jump", &[&n.to_string(), "unnamed"]);
+    // As above, with tramp in no symbol file (QEMU's TCG prologue is in
+    // none): it stays address-named, and what it jumped into is sum_to's.
+    let named = std::fs::read_to_string(dir.join("named")).unwrap();
+    let sum_to = named
+        .split_once("\nfn=sum_to\n")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .expect("sum_to's first cost line");
+    let profile = util::file_starting(&dir, "callgrind.out.").unwrap();
+    let pid = profile.extension().unwrap().to_string_lossy();
+    crate::oracle::check(
+        "tail_jump unnamed",
+        &std::fs::read_to_string(&profile).unwrap(),
+        &named,
+        &crate::oracle::Symbols::read(&[dir.join(format!("jit-{pid}.dump"))])
+            .for_output(&dir.join("named")),
+    );
+    let tramp = format!("???:{:#018x} ", sum_to + 2048);
+    let got = self_and_inclusive(&dir.join("named"), &[" jump.calc:sum_to ", &tramp]);
+    assert_eq!(got, [(3 * n + 4, 3 * n + 4), (3, 3 * n + 7)], "{said}");
+    assert!(
+        said.contains("moved to the JIT function whose code it is"),
+        "{said}"
+    );
+}
+
 /// Self and inclusive cost of the functions whose callgrind_annotate line
 /// contains each needle.
 fn self_and_inclusive(profile: &std::path::Path, needles: &[&str]) -> Vec<(u64, u64)> {

@@ -28,6 +28,10 @@
 //!    name's, else the first entry's). An instruction in no range keeps its
 //!    line, under its function's declared file. Without an instruction
 //!    column, every line of a JIT function is its declared line.
+//!    The same holds for a function named by address under `???` whose
+//!    address lies in no range (a stub no symbol file lists, as QEMU's
+//!    TCG prologue): its records at instructions of a JIT range belong to
+//!    that range's function, with the stub's suffix.
 //!    The function callgrind charged then calls that function (callgrind
 //!    takes a jump into another object's code for a call; so do we): per
 //!    pair, as often as the first record of each run of moved records
@@ -473,6 +477,11 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
                 (h.object.clone(), place.3.clone()),
                 h.start,
             )),
+            (None, Some(h)) if is_stub(at) => Some((
+                (at[0].clone(), f.name.clone()),
+                (h.object.clone(), place.3.clone()),
+                h.start,
+            )),
             _ => None,
         };
         // A run is of one range (ranges may share a name); code of another
@@ -769,11 +778,21 @@ fn place<'a>(
     let f = symbols.function(&at[0], &at[3]);
     let instr = columns.iter().position(|c| *c == "instr").map(|i| pos[i]);
     let holder = instr.and_then(|addr| symbols.at(addr));
+    let stub = f.range.is_none() && is_stub(at);
     match (f.range, holder) {
         (Some(r), Some(h)) if !std::ptr::eq(r, h) => {
             let (file, pos) = map_pos(symbols, h, pos, columns);
             // The suffix of the function callgrind charged (`'2`, callers).
             let name = format!("{}{}", h.name, &f.name[r.name.len()..]);
+            (
+                (h.object.clone(), h.decl.0.clone(), file, name, pos),
+                Some(h),
+            )
+        }
+        (None, Some(h)) if stub => {
+            let (file, pos) = map_pos(symbols, h, pos, columns);
+            let base = at[3].split('\'').next().unwrap_or_default();
+            let name = format!("{}{}", h.name, &f.name[base.len()..]);
             (
                 (h.object.clone(), h.decl.0.clone(), file, name, pos),
                 Some(h),
@@ -794,6 +813,12 @@ fn place<'a>(
             )
         }
     }
+}
+
+/// Rule 2: a function callgrind named by address under `???` (that the
+/// address is in no range is the caller's to check).
+fn is_stub(at: &[String; 5]) -> bool {
+    at[0] == "???" && address(at[3].split('\'').next().unwrap_or_default()).is_some()
 }
 
 /// What the output holds, summed the same way: no symbols, so nothing is

@@ -64,7 +64,7 @@ impl Rewriter<'_> {
         } = self.jit_ident(symbol);
         self.name_if_changed("cob", Space::Objects, ob, self.part.output.ob)?;
         self.name_if_changed("cfi", Space::Files, fl, self.part.output.file)?;
-        self.emit_jit_fn("cfn", callee)
+        self.emit_fn_ref("cfn", callee)
     }
 
     /// Anywhere else: positions decoded, the site's line mapped in JIT
@@ -82,18 +82,20 @@ impl Rewriter<'_> {
         let callee = self.group_callee(&parsed)?;
         // In JIT code the site's own function is the one whose code holds
         // it (see `owner`): it decides folding, and gets the call.
-        let mut at = None;
         let site = match self.part.block {
             Block::Jit(symbol) => {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
                 self.part.pos.set_input(pos);
-                at = self.cols.index(Column::Instr).map(|i| pos[i]);
                 let (owner, file, out) = self.locate(symbol, pos);
                 Some((owner, file, out, costs))
             }
-            _ => None,
+            Block::Unnamed(_) => self.unnamed_site(text)?,
+            Block::Native => None,
         };
+        let at = site
+            .zip(self.cols.index(Column::Instr))
+            .map(|((_, _, out, _), i)| out[i]);
         let owner = site.map(|(owner, _, _, _)| owner);
         if parsed.is_call && folds(callee) {
             // The callee's lines are its self cost already.
@@ -113,7 +115,7 @@ impl Rewriter<'_> {
         }
         let site = match site {
             Some((owner, file, out, costs)) => {
-                self.charge_to(owner, 0)?;
+                self.charge_to(Some(owner), 0)?;
                 if let Some(file) = file {
                     self.switch_file(file)?;
                 }
@@ -146,6 +148,26 @@ impl Rewriter<'_> {
             (Some((out, costs)), _, _) => self.write_position(out, costs),
             (None, _, _) => self.copy_position(raw, text, terminated),
         }
+    }
+
+    /// The site of a call in an address-named block where JIT code holds
+    /// it (as in a JIT block: its owner, file, position and costs); else
+    /// `None`, the block's own function current again and the line left
+    /// undecoded for the copy.
+    #[allow(clippy::type_complexity)]
+    fn unnamed_site<'t>(
+        &mut self,
+        text: &'t [u8],
+    ) -> Res<Option<(SymbolId, Option<Sym>, Pos, &'t [u8])>> {
+        let (pos, costs) = self.decode(text)?;
+        first_cost(costs)?;
+        let Some((owner, file, out)) = self.jit_at(pos) else {
+            self.charge_to(None, 0)?;
+            self.switch_file(self.part.input.file)?;
+            return Ok(None);
+        };
+        self.part.pos.set_input(pos);
+        Ok(Some((owner, file, out, costs)))
     }
 
     /// `cob=`/`cfi=`/`cfn=` for the callee: a JIT callee's own object and

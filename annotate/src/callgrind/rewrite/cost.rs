@@ -94,7 +94,7 @@ impl Rewriter<'_> {
                 self.part.pos.set_input(pos);
                 let (owner, file, out) = self.locate(symbol, pos);
                 if owner != symbol || self.part.charged.is_some() {
-                    self.charge_to(owner, cost)?;
+                    self.charge_to(Some(owner), cost)?;
                 }
                 self.jit_costs.add(owner, cost);
                 if let Some(file) = file {
@@ -106,13 +106,32 @@ impl Rewriter<'_> {
                 }
                 self.write_position(out, costs)
             }
-            Block::Unnamed(addr) => {
-                let cost = first_cost(self.cols.skip(text)?)?;
-                *self.stats.unnamed_cost.entry(addr).or_default() += cost;
-                self.copy_position(raw, text, terminated)
-            }
+            Block::Unnamed(addr) => self.unnamed_cost_line(addr, raw, text, terminated),
             Block::Native => self.copy_position(raw, text, terminated),
         }
+    }
+
+    /// A cost line of address-named block `addr`: at an address of a JIT
+    /// function, written under it (see `owner`); else the block's own.
+    fn unnamed_cost_line(&mut self, addr: u64, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        let before = self.part.pos.input().copied();
+        let (pos, costs) = self.decode(text)?;
+        let cost = first_cost(costs)?;
+        self.part.pos.set_input(pos);
+        let Some((owner, file, out)) = self.jit_at(pos) else {
+            self.charge_to(None, 0)?;
+            self.switch_file(self.part.input.file)?;
+            *self.stats.unnamed_cost.entry(addr).or_default() += cost;
+            self.part.last_own = Some(pos);
+            return self.copy_decoded(raw, text, terminated, before, (pos, costs));
+        };
+        self.charge_to(Some(owner), cost)?;
+        self.jit_costs.add(owner, cost);
+        if let Some(file) = file {
+            self.switch_file(file)?;
+        }
+        self.add_to_stretch(out, costs, true)?;
+        self.write_position(out, costs)
     }
 
     /// Copies a position line outside JIT blocks: verbatim while the
@@ -133,6 +152,19 @@ impl Rewriter<'_> {
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
         self.part.pos.set_input(pos);
+        self.copy_decoded(raw, text, terminated, before, (pos, costs))
+    }
+
+    /// [`copy_position`](Self::copy_position) of a line decoded to `line`
+    /// (position and costs) from the input's position `before`.
+    fn copy_decoded(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+        before: Option<Pos>,
+        (pos, costs): (Pos, &[u8]),
+    ) -> Res {
         let absolute = self.cols.is_absolute(text);
         let same_meaning = self.part.pos.synced || Some(self.part.pos.output) == before || absolute;
         if same_meaning && (absolute || !self.part.pos.absolute_next) {

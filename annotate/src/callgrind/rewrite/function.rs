@@ -75,7 +75,8 @@ impl Rewriter<'_> {
         // wherever our own lines made the output's state differ.
         self.part.pos.absolute_next = !self.part.pos.synced;
         self.part.charged = None;
-        self.part.block_fn = Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. }));
+        self.part.block_fn =
+            Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. } | FnKind::Unnamed(_)));
         self.part.who = Some(Who::of(f, self.part.input.ob));
         self.part.last_own = None;
         self.part.block = match f.kind {

@@ -121,7 +121,7 @@ impl Rewriter<'_> {
         if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
             return Ok(());
         }
-        if !((self.tracking == Tracking::Lazy) && self.part.pos.synced && !self.in_jit()) {
+        if !((self.tracking == Tracking::Lazy) && self.part.pos.synced && self.in_native_code()) {
             self.group.awaiting = Await::Position;
             return Ok(());
         }

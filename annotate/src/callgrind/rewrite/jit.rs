@@ -88,18 +88,34 @@ impl Rewriter<'_> {
     pub(super) fn lookup(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
         match &self.jit.last_found {
             Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
-            _ => self.lookup_again(addr, near),
+            _ => self.lookup_again(addr, Some(near)),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) with no symbol to look near (code of an
+    /// address-named block).
+    pub(super) fn lookup_any(&mut self, addr: u64) -> Option<(SymbolId, Option<Row>)> {
+        match &self.jit.last_found {
+            Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
+            _ => self.lookup_again(addr, None),
         }
     }
 
     /// [`lookup`](Self::lookup) outside the last answer's range.
-    fn lookup_again(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
+    fn lookup_again(
+        &mut self,
+        addr: u64,
+        near: Option<SymbolId>,
+    ) -> Option<(SymbolId, Option<Row>)> {
         let (segment, symbol, hint) = match &self.jit.last_found {
             Some(found) if found.segment.contains(&addr) => {
                 (found.segment.clone(), found.symbol, found.row_index)
             }
             _ => {
-                let (segment, hit) = self.table.lookup_range_near(addr, near)?;
+                let (segment, hit) = match near {
+                    Some(near) => self.table.lookup_range_near(addr, near)?,
+                    None => self.table.lookup_range(addr)?,
+                };
                 (segment, hit.symbol, 0)
             }
         };

@@ -231,8 +231,10 @@ impl<'t> Rewriter<'t> {
         Ok((self.stats, plan))
     }
 
-    fn in_jit(&self) -> bool {
-        matches!(self.part.block, Block::Jit(_))
+    /// The current function is native code (neither JIT code nor an
+    /// address-named stub that may jump into it): its lines are copied.
+    fn in_native_code(&self) -> bool {
+        self.part.block == Block::Native
     }
 }
 

@@ -240,7 +240,7 @@ impl Rewriter<'_> {
         terminated: bool,
     ) -> Res {
         if let FnKind::Jit { .. } | FnKind::Renamed(_) = f.kind {
-            return self.emit_jit_fn(key, f);
+            return self.emit_fn_ref(key, f);
         }
         let first = f.id.is_some_and(|id| self.first_use(id));
         match f.id {
@@ -251,11 +251,14 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Writes a `fn`-space line for a renamed function (JIT code, or a
-    /// native function with JIT code in its caller context).
-    pub(in crate::callgrind) fn emit_jit_fn(&mut self, key: &str, f: FnRef) -> Res {
-        let (FnKind::Jit { name, .. } | FnKind::Renamed(name)) = f.kind else {
-            unreachable!("a renamed function")
+    /// Writes a `fn`-space line for `f` by its id where it has one (the
+    /// name too where the output has not defined it), else by the name it
+    /// is written under: a JIT function's or a renamed native one's new
+    /// name, anything else's own.
+    pub(in crate::callgrind) fn emit_fn_ref(&mut self, key: &str, f: FnRef) -> Res {
+        let name = match f.kind {
+            FnKind::Jit { name, .. } | FnKind::Renamed(name) => name,
+            FnKind::Native | FnKind::Unnamed(_) => f.name,
         };
         match f.id {
             Some(id) => {

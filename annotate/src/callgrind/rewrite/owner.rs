@@ -11,14 +11,18 @@
 //! one, KCachegrind and callgrind_annotate take its self cost plus its
 //! calls for its inclusive cost, which recursion inflates).
 //!
+//! An address-named function outside every JIT range (a stub no symbol
+//! file lists, as QEMU's TCG prologue) is treated the same way: what it
+//! jumps into is written under the JIT functions whose code it is, and the
+//! stub calls them (tests/c/tail_jump.c `unnamed`).
+//!
 //! Native code needs none of this: callgrind takes a jump into another
 //! object (from a program or library into the JIT's anonymous memory) for
 //! a call, so JIT code entered from native code is its own function
-//! already (tests/c/native_tail.c). Code under an address-named function
-//! outside every JIT range (an unregistered stub) that jumps into JIT code
-//! stays under that function.
+//! already (tests/c/native_tail.c).
 
-use super::names::{FnKind, Space};
+use super::ids::Sym;
+use super::names::{FnKind, FnRef, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
@@ -27,32 +31,34 @@ use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
     /// Makes `owner`'s function the output's current one (see the module
-    /// doc); `cost` is counted as moved when it is not the block's.
+    /// doc); `None` is the block's own code. `cost` is counted as moved
+    /// when it is not the block's.
     #[cold]
-    pub(super) fn charge_to(&mut self, owner: SymbolId, cost: u64) -> Res {
-        let Block::Jit(block) = self.part.block else {
-            return Ok(());
+    pub(super) fn charge_to(&mut self, owner: Option<SymbolId>, cost: u64) -> Res {
+        let block = match self.part.block {
+            Block::Jit(block) => Some(block),
+            Block::Unnamed(_) => None,
+            Block::Native => return Ok(()),
         };
         // Another version of the block's own function (a higher tier, code
         // entered on-stack) is the same function: nothing moves.
-        let owner = match owner != block && self.same_function(owner, block) {
-            true => block,
-            false => owner,
+        let owner = match (owner, block) {
+            (Some(o), Some(b)) if o == b || self.same_function(o, b) => None,
+            (owner, _) => owner,
         };
-        if owner != block {
+        if owner.is_some() {
             self.stats.moved_cost += cost;
         }
-        let current = self.part.charged.unwrap_or(block);
-        if owner == current {
+        if owner == self.part.charged {
             return Ok(());
         }
         // Back in the block's own function, the call to the code it
         // jumped into written.
         self.end_block()?;
-        if owner == block {
+        let Some(owner) = owner else {
             return Ok(());
-        }
-        let site = self.part.last_own.unwrap_or_else(|| self.entry_of(block));
+        };
+        let site = self.part.last_own.unwrap_or_else(|| self.block_entry());
         let name = self.owner_name(owner);
         self.switch_function(owner, name)?;
         self.part.charged = Some(owner);
@@ -63,6 +69,15 @@ impl Rewriter<'_> {
             costs: Vec::new(),
         });
         Ok(())
+    }
+
+    /// The JIT function whose code holds `pos` in an address-named block,
+    /// its output file and the position with its line (see
+    /// [`locate`](Self::locate)); `None` outside every JIT range.
+    pub(super) fn jit_at(&mut self, pos: Pos) -> Option<(SymbolId, Option<Sym>, Pos)> {
+        let addr = pos[self.cols.index(Column::Instr)?];
+        let (owner, _) = self.lookup_any(addr)?;
+        Some(self.locate(owner, pos))
     }
 
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
@@ -84,10 +99,14 @@ impl Rewriter<'_> {
             return Ok(());
         };
         self.part.charged = None;
-        let (Block::Jit(block), Some(own)) = (self.part.block, self.part.block_fn) else {
+        let Some(own) = self.part.block_fn else {
             return Ok(());
         };
-        self.switch_to(block, |rw| rw.emit_jit_fn("fn", own))?;
+        match self.part.block {
+            Block::Jit(block) => self.switch_to(block, |rw| rw.emit_fn_ref("fn", own))?,
+            Block::Unnamed(_) => self.switch_home(own)?,
+            Block::Native => return Ok(()),
+        }
         let Some((target, count)) = stretch.entry else {
             return Ok(()); // only calls were moved: nothing ran of its own
         };
@@ -116,6 +135,22 @@ impl Rewriter<'_> {
             && self.table.symbol(a).name == self.table.symbol(b).name
     }
 
+    /// The position of the block's first instruction: a JIT block's
+    /// [`entry_of`](Self::entry_of), an address-named one's address.
+    fn block_entry(&self) -> Pos {
+        match self.part.block {
+            Block::Jit(block) => self.entry_of(block),
+            Block::Unnamed(addr) => {
+                let mut pos = Pos::default();
+                if let Some(i) = self.cols.index(Column::Instr) {
+                    pos[i] = addr;
+                }
+                pos
+            }
+            Block::Native => Pos::default(),
+        }
+    }
+
     /// The position of `symbol`'s first instruction, at its line: the
     /// line table's there (as a cost line at that address gets), else the
     /// declared line; without an instruction column, the declared line.
@@ -134,6 +169,22 @@ impl Rewriter<'_> {
             pos[i] = u64::from(line);
         }
         pos
+    }
+
+    /// Back to an address-named block's own function `own`, under the
+    /// input's object and files (its lines are the input's again).
+    fn switch_home(&mut self, own: FnRef) -> Res {
+        let (ob, fl) = (self.part.input.ob, self.part.input.fl);
+        self.name_if_changed("ob", Space::Objects, ob, self.part.output.ob)?;
+        self.name_if_changed("fl", Space::Files, fl, self.part.output.fl)?;
+        (
+            self.part.output.ob,
+            self.part.output.fl,
+            self.part.output.file,
+        ) = (ob, fl, fl);
+        self.emit_fn_ref("fn", own)?;
+        self.part.pos.absolute_next = true;
+        Ok(())
     }
 
     /// Writes `owner`'s object, file and `fn=` (its `name`).

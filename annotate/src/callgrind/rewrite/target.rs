@@ -50,6 +50,7 @@ impl Rewriter<'_> {
         }
         match (self.part.block, self.cols.index(Column::Instr)) {
             (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).2,
+            (Block::Unnamed(_), Some(_)) => self.jit_at(target).map_or(target, |(_, _, at)| at),
             _ => target,
         }
     }
