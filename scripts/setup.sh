@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing callgrind-jit needs on a fresh Debian
 # machine: libclang (crabgrind generates its bindings with bindgen), gcc,
-# valgrind, and for the tests perf, rakudo, Erlang, pkg-config and wasmtime's Python
-# binding, numba (the GDB JIT interface test). Safe to run again: it
-# installs only what is missing.
+# valgrind, and for the tests perf, pkg-config and the runtimes recorded
+# by the suite: rakudo, Erlang, PHP, Mono (and its C# compiler), .NET
+# (PyPI's dotnetcore2), Deno and Bun (npm), wasmtime's Python binding and
+# numba (the GDB JIT interface test). Safe to run again: it installs only
+# what is missing.
 set -euo pipefail
 
 need=()
@@ -13,6 +15,9 @@ command -v perf >/dev/null || need+=(linux-perf)          # the perf inject test
 command -v raku >/dev/null || need+=(rakudo)              # the MoarVM test
 command -v erl >/dev/null || need+=(erlang-base)          # the Erlang test
 command -v pkg-config >/dev/null || need+=(pkg-config)    # install-c.sh's test
+command -v php >/dev/null || need+=(php-cli php-opcache)  # the PHP test
+command -v mono >/dev/null || need+=(mono-runtime)        # the Mono test
+command -v mcs >/dev/null || need+=(mono-mcs)             # compiles the .NET and Mono tests' program
 command -v gcc >/dev/null || need+=(gcc)
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v callgrind_annotate >/dev/null || need+=(valgrind)
@@ -30,10 +35,25 @@ pip_install() {
 python_packages() {
   pip_install wasmtime
   pip_install numba
+  pip_install dotnetcore2   # .NET Core 3.1's runtime
+}
+
+# Runtimes from the npm registry, where npm is there (Node's tests need it).
+npm_install() {
+  command -v "$1" >/dev/null && return 0
+  command -v npm >/dev/null || return 0
+  echo "setup: installing $1 (npm)" >&2
+  npm install --global --silent "$1" >/dev/null ||
+    echo "setup: could not install $1 (npm); its test will be skipped" >&2
+}
+npm_packages() {
+  npm_install deno
+  npm_install bun
 }
 
 if [ ${#need[@]} -eq 0 ]; then
   python_packages
+  npm_packages
   exit 0
 fi
 echo "setup: installing ${need[*]}" >&2
@@ -49,3 +69,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 python_packages
+npm_packages

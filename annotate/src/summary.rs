@@ -259,7 +259,12 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
         );
     }
     for (path, what, n) in &table.report.problems {
-        let _ = writeln!(s, "warning: '{}': {what}: {n}", path.display());
+        let times = if *n > 1 {
+            format!(" ({n} times)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "warning: '{}': {what}{times}", path.display());
     }
     if table.report.orphan_debug_info > 0 {
         let _ = writeln!(

@@ -47,21 +47,48 @@ fn code_an_unlisted_stub_jumps_into_gets_its_own_cost() {
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
         .expect("sum_to's first cost line");
-    let profile = util::file_starting(&dir, "callgrind.out.").unwrap();
-    let pid = profile.extension().unwrap().to_string_lossy();
-    crate::oracle::check(
-        "tail_jump unnamed",
-        &std::fs::read_to_string(&profile).unwrap(),
-        &named,
-        &crate::oracle::Symbols::read(&[dir.join(format!("jit-{pid}.dump"))])
-            .for_output(&dir.join("named")),
-    );
+    check_oracle(&dir, "tail_jump unnamed");
     let tramp = format!("???:{:#018x} ", sum_to + 2048);
     let got = self_and_inclusive(&dir.join("named"), &[" jump.calc:sum_to ", &tramp]);
     assert_eq!(got, [(3 * n + 4, 3 * n + 4), (3, 3 * n + 7)], "{said}");
     assert!(
         said.contains("moved to the JIT function whose code it is"),
         "{said}"
+    );
+}
+
+#[test]
+fn a_call_to_any_entry_of_a_precode_table_stays_a_call() {
+    let (n, m): (u64, u64) = (1000, 10);
+    let (dir, said) = run_and_annotate("precode", &[&n.to_string(), &m.to_string()]);
+    // The truth from the program: walk's five instructions, one jmp in
+    // each entry, and the two loops, all inside walk. Calls to the table's
+    // second entry were folded as calls into the middle of one function,
+    // and walk lost sum_b's cost.
+    let got = self_and_inclusive(
+        &dir.join("named"),
+        &[
+            " precode.calc:walk ",
+            "AllocateTemporaryEntryPoints",
+            " precode.calc:sum_b ",
+        ],
+    );
+    let (a, b) = (3 * m + 4, 3 * n + 4);
+    assert_eq!(got, [(5, 5 + 2 + a + b), (2, 2 + a + b), (b, b)], "{said}");
+    assert!(!said.contains("calls into the middle"), "{said}");
+    check_oracle(&dir, "precode");
+}
+
+/// Holds the oracle to the output `named` of a run in `dir`.
+fn check_oracle(dir: &std::path::Path, what: &str) {
+    let profile = util::file_starting(dir, "callgrind.out.").unwrap();
+    let pid = profile.extension().unwrap().to_string_lossy();
+    crate::oracle::check(
+        what,
+        &std::fs::read_to_string(&profile).unwrap(),
+        &std::fs::read_to_string(dir.join("named")).unwrap(),
+        &crate::oracle::Symbols::read(&[dir.join(format!("jit-{pid}.dump"))])
+            .for_output(&dir.join("named")),
     );
 }
 

@@ -159,7 +159,7 @@ fn a_truncated_jitdump_still_names_what_it_holds() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("truncated record at the end: 1"),
+        stderr.contains("jit-9747.dump': ends inside a record (its writer died"),
         "{stderr}"
     );
     assert!(stderr.contains("JIT functions named: 1"), "{stderr}");

@@ -35,6 +35,10 @@ pub fn all_fixtures(dir: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
             files("java-hot", &["perf-12436.map"]),
         ),
         (
+            gunzip("dotnet-fib", "callgrind.out.25773", dir),
+            files("dotnet-fib", &["perf-25773.map"]),
+        ),
+        (
             gunzip("node-fib", "callgrind.out.13064", dir),
             vec![
                 gunzip("node-fib", "jit-13064.dump", dir),

@@ -23,6 +23,7 @@ mod record_run;
 mod reliability;
 mod rewrite;
 mod rewriting;
+mod runtimes;
 mod safe_files;
 mod scale;
 mod symbols;

@@ -43,7 +43,10 @@
 //!    its start (the address callgrind named the pseudo-function after) is
 //!    not a new activation (from inside the range, a jump seen as a call;
 //!    from anywhere else, a return into the middle of a function): the call
-//!    record is dropped, its target's cost lines stay where they are. A
+//!    record is dropped, its target's cost lines stay where they are;
+//!    except in a range that is a table of entry points (.NET's precode
+//!    blocks: a name `stub<N> …` with `AllocateTemporaryEntryPoints` or
+//!    `Precode` in it), where every address is a way in. A
 //!    cost line of zeros means nothing (the rewriter may keep a folded
 //!    call's position that way).
 //! 5. When ranges overlap, a jitdump's range beats a perf map's (it has
@@ -95,6 +98,14 @@ struct Range {
 }
 
 impl Range {
+    /// Rule 4: a call to `addr` is a new activation.
+    fn entered_at(&self, addr: u64) -> bool {
+        let table = self.name.starts_with("stub<")
+            && (self.name.contains("AllocateTemporaryEntryPoints")
+                || self.name.contains("Precode"));
+        addr == self.start || table
+    }
+
     /// Rule 2.
     fn line_at(&self, addr: u64) -> (String, u64) {
         let i = self.lines.partition_point(|(a, _, _)| *a <= addr);
@@ -318,7 +329,7 @@ impl Symbols {
         let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
         // A continuation (named after an address inside its range) keeps
         // a level its range's start was named with, else the highest below.
-        let continuation = range.is_some_and(|r| address(base) != Some(r.start));
+        let continuation = range.is_some_and(|r| !address(base).is_some_and(|a| r.entered_at(a)));
         let mut parts = parts.peekable();
         let level = parts
             .peek()
@@ -495,7 +506,9 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
         } = &record
         {
             let callee = symbols.function(&target[0], &target[2]);
-            let folded = callee.range.is_some_and(|to| callee.addr != Some(to.start));
+            let folded = callee
+                .range
+                .is_some_and(|to| !callee.addr.is_some_and(|a| to.entered_at(a)));
             if kind != "calls" || folded {
                 continue;
             }
@@ -666,7 +679,7 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentr
                 let callee = symbols.function(&target[0], &target[2]);
                 if let (_, Some(to), "calls") = (from, callee.range, kind.as_str()) {
                     // Callgrind names a pseudo-function after its call target.
-                    if callee.addr != Some(to.start) {
+                    if !callee.addr.is_some_and(|a| to.entered_at(a)) {
                         folded += 1;
                         if !from.is_some_and(|h| std::ptr::eq(h, to)) {
                             let x = who(from, &place.0, &place.3);

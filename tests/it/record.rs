@@ -136,7 +136,7 @@ fn moarvm_subs_are_named_with_their_raku_file() {
 }
 
 /// `program` if it runs here (`--version`), for the runtime tests.
-fn runtime(program: &str) -> Option<std::path::PathBuf> {
+pub fn runtime(program: &str) -> Option<std::path::PathBuf> {
     let runs = Command::new(program)
         .arg("--version")
         .output()
@@ -146,21 +146,35 @@ fn runtime(program: &str) -> Option<std::path::PathBuf> {
 
 /// `record -- PROGRAM ARGS` in a scratch folder holding `files`, with no
 /// runtime flag and none of the runtimes' variables set: its stderr.
-fn record_runtime(tag: &str, program: &Path, args: &[&str], files: &[(&str, &str)]) -> String {
+pub fn record_runtime(tag: &str, program: &Path, args: &[&str], files: &[(&str, &str)]) -> String {
     let dir = util::scratch(tag);
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
+    record_runtime_in(&dir, program, args, &[])
+}
+
+/// [`record_runtime`] in `dir`, with `env` set for the program.
+pub fn record_runtime_in(
+    dir: &Path,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> String {
     let mut cmd = Command::new(util::cli());
     cmd.args(["record", "--top", "50", "--"])
         .arg(program)
         .args(args)
-        .current_dir(&dir);
+        .current_dir(dir);
     for runtime in annotate::record::runtimes::RUNTIMES {
         for (key, _) in runtime.env {
             cmd.env_remove(key);
         }
+        for key in runtime.folder_env {
+            cmd.env_remove(key);
+        }
     }
+    cmd.envs(env.iter().copied());
     let out = cmd.output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{said}");

@@ -4,7 +4,7 @@
 //! `0x000000000483c000`, plus a recursion level (`'2`) and, with
 //! `--separate-callers`, caller names (`'0x...c100'main`).
 
-use crate::symbols::{SymbolId, SymbolTable};
+use crate::symbols::{runtime_names, SymbolId, SymbolTable};
 
 /// True for an object that is a live-mode image of jit-client
 /// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
@@ -43,7 +43,8 @@ pub struct JitName {
     /// Where callgrind's recursion level (`2` of `fib'2`) stands in
     /// `name`, if it has one.
     pub level: Option<std::ops::Range<usize>>,
-    /// The address is the range's start (a call here is a real call).
+    /// A call here is a real call: the address is the range's start, or
+    /// the range is a table of entry points.
     pub entry: bool,
     /// The address the name was made of.
     pub addr: u64,
@@ -57,7 +58,7 @@ pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
     let (addr, base_len) = address(name)?;
     let hit = table.lookup(addr)?;
     let symbol = table.symbol(hit.symbol);
-    let entry = addr == symbol.start;
+    let entry = addr == symbol.start || runtime_names::is_entry_table(&symbol.name);
     let mut new = symbol.name.as_bytes().to_vec();
     let level = level_digits(&name[base_len..]).map(|r| r.start + new.len()..r.end + new.len());
     rename_suffix(&mut new, &name[base_len..], table);

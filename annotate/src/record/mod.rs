@@ -86,7 +86,7 @@ pub fn record(args: &RecordArgs) -> Result<Recording> {
     let writes = tool_writes(valgrind_options)?;
     let out_dir = out_dir(args.out_dir.as_deref())?;
     let template = out_template(valgrind_options, &out_dir, &writes)?;
-    if let Some(line) = runtimes::of_command(command).and_then(runtimes::said) {
+    if let Some(line) = runtimes::of_command(command).and_then(|r| runtimes::said(r, &out_dir)) {
         eprintln!("callgrind-jit: {line}");
     }
     let mut cmd = valgrind_command(&out_dir, valgrind_options, command, &writes);
@@ -240,11 +240,10 @@ fn out_template(options: &[String], out_dir: &Path, writes: &Writes) -> Result<O
         Some(t) => t.to_string(),
         None => out_dir.join(&writes.default).to_string_lossy().into_owned(),
     };
+    let env = runtimes::program_env(out_dir);
     let out_file = OutFile::parse(&template, |var| {
-        runtimes::program_env()
-            .find(|(k, _)| *k == var)
-            .map(|(_, v)| OsString::from(v))
-            .filter(|_| std::env::var_os(var).is_none())
+        let ours = env.iter().find(|(k, _)| *k == var);
+        ours.map(|(_, v)| v.clone())
             .or_else(|| std::env::var_os(var))
     })?;
     // Callgrind would write its profile over the JIT's symbol file.
@@ -273,14 +272,7 @@ fn valgrind_command(
         cmd.arg(out_file);
     }
     cmd.args(options).args(command);
-    for (key, value) in runtimes::program_env() {
-        if std::env::var_os(key).is_none() {
-            cmd.env(key, value);
-        }
-    }
-    if std::env::var_os("JITDUMPDIR").is_none() {
-        cmd.env("JITDUMPDIR", out_dir);
-    }
+    cmd.envs(runtimes::program_env(out_dir));
     cmd
 }
 

@@ -2,6 +2,9 @@
 //! symbol files, set for the program (and the programs it starts) unless
 //! the user's own environment sets it.
 
+use std::ffi::OsString;
+use std::path::Path;
+
 /// A runtime and how its symbol output is turned on.
 pub struct Runtime {
     /// Its name in messages.
@@ -10,10 +13,13 @@ pub struct Runtime {
     programs: &'static [&'static str],
     /// The variables that turn its symbol output on.
     pub env: &'static [(&'static str, &'static str)],
+    /// Variables naming the folder its symbol files go to: record's
+    /// output folder, where annotate looks for them.
+    pub folder_env: &'static [&'static str],
 }
 
 /// Every runtime record turns on.
-pub const RUNTIMES: [Runtime; 5] = [
+pub const RUNTIMES: [Runtime; 10] = [
     Runtime {
         name: "MoarVM",
         programs: &["raku", "rakudo", "moar", "perl6"],
@@ -21,6 +27,7 @@ pub const RUNTIMES: [Runtime; 5] = [
         // (under Valgrind its thread barely runs, and few frames are ever
         // JIT-compiled).
         env: &[("MVM_JIT_PERF_MAP", "1"), ("MVM_SPESH_BLOCKING", "1")],
+        folder_env: &[],
     },
     Runtime {
         name: "Node",
@@ -31,6 +38,7 @@ pub const RUNTIMES: [Runtime; 5] = [
             "NODE_OPTIONS",
             "--perf-prof --perf-basic-prof --interpreted-frames-native-stack",
         )],
+        folder_env: &[],
     },
     Runtime {
         name: "HotSpot",
@@ -39,6 +47,7 @@ pub const RUNTIMES: [Runtime; 5] = [
             "JAVA_TOOL_OPTIONS",
             "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
         )],
+        folder_env: &[],
     },
     Runtime {
         name: "CPython",
@@ -46,6 +55,7 @@ pub const RUNTIMES: [Runtime; 5] = [
         // 3.12 writes a perf map of its trampolines; 3.13 a jitdump
         // (the second wins where both are read).
         env: &[("PYTHONPERFSUPPORT", "1"), ("PYTHON_PERF_JIT_SUPPORT", "1")],
+        folder_env: &[],
     },
     Runtime {
         name: "Erlang",
@@ -60,6 +70,50 @@ pub const RUNTIMES: [Runtime; 5] = [
             "ERL_FLAGS",
             "+JPperf true +S 1 +sbwt none +sbwtdcpu none +sbwtdio none",
         )],
+        folder_env: &[],
+    },
+    Runtime {
+        name: "Deno",
+        programs: &["deno"],
+        // V8's flags as for Node, read from Deno's own variable.
+        env: &[(
+            "DENO_V8_FLAGS",
+            "--perf-prof,--perf-basic-prof,--interpreted-frames-native-stack",
+        )],
+        folder_env: &[],
+    },
+    Runtime {
+        name: "Bun",
+        programs: &["bun", "bunx"],
+        // JavaScriptCore's jitdump (`jit-TID-PID.dump`), written where
+        // annotate looks; without a folder it goes to a random name in /tmp.
+        env: &[("BUN_JSC_useJITDump", "1")],
+        folder_env: &["BUN_JSC_jitDumpDirectory"],
+    },
+    Runtime {
+        name: ".NET",
+        programs: &["dotnet"],
+        // A perf map: .NET Core 3.1 reads the COMPlus_ spelling, .NET 5
+        // and later both.
+        env: &[
+            ("DOTNET_PerfMapEnabled", "1"),
+            ("COMPlus_PerfMapEnabled", "1"),
+        ],
+        folder_env: &[],
+    },
+    Runtime {
+        name: "Mono",
+        programs: &["mono", "mono-sgen"],
+        // `--jitmap`: a perf map, from Mono's variable for extra options.
+        env: &[("MONO_ENV_OPTIONS", "--jitmap")],
+        folder_env: &[],
+    },
+    Runtime {
+        name: "jit-client",
+        programs: &[],
+        // Programs linking jit-client: their jitdump beside the profile.
+        env: &[("CALLGRIND_JIT", "1")],
+        folder_env: &["JITDUMPDIR"],
     },
 ];
 
@@ -80,28 +134,38 @@ fn is_version(rest: &str) -> bool {
     rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
-/// Every variable record sets for the program: jit-client on, then each
-/// runtime's.
-pub fn program_env() -> impl Iterator<Item = (&'static str, &'static str)> {
-    let runtimes = RUNTIMES.iter().flat_map(|r| r.env.iter().copied());
-    [("CALLGRIND_JIT", "1")].into_iter().chain(runtimes)
+/// Every variable record sets for the program, whose symbol files go to
+/// `folder`: each runtime's, unless the user's environment has it.
+pub fn program_env(folder: &Path) -> Vec<(&'static str, OsString)> {
+    RUNTIMES
+        .iter()
+        .flat_map(|r| {
+            let values = r.env.iter().map(|&(k, v)| (k, OsString::from(v)));
+            values.chain(r.folder_env.iter().map(|&k| (k, folder.into())))
+        })
+        .filter(|(key, _)| std::env::var_os(key).is_none())
+        .collect()
 }
 
 /// What record says it turned on for `runtime` (the variables the user
-/// did not set), and how to keep it off; `None` where it set nothing.
-pub fn said(runtime: &Runtime) -> Option<String> {
-    let set: Vec<String> = runtime
-        .env
-        .iter()
+/// did not set, folders given as `folder`), and how to keep it off;
+/// `None` where it set nothing.
+pub fn said(runtime: &Runtime, folder: &Path) -> Option<String> {
+    let folder = folder.display().to_string();
+    let values = runtime.env.iter().copied();
+    let folders = runtime.folder_env.iter().map(|&k| (k, folder.as_str()));
+    let set: Vec<String> = values
+        .chain(folders)
         .filter(|(key, _)| std::env::var_os(key).is_none())
         .map(|(key, value)| format!("{key}='{value}'"))
         .collect();
+    let n = runtime.env.len() + runtime.folder_env.len();
     (!set.is_empty()).then(|| {
         format!(
             "{}: symbol output turned on with {} (set {} yourself, even empty, to keep it as you want)",
             runtime.name,
             set.join(" "),
-            if runtime.env.len() == 1 { "it" } else { "them" }
+            if n == 1 { "it" } else { "them" }
         )
     })
 }
@@ -125,7 +189,24 @@ mod tests {
         assert_eq!(name("java"), Some("HotSpot"));
         assert_eq!(name("raku"), Some("MoarVM"));
         assert_eq!(name("/usr/bin/erl"), Some("Erlang"));
+        assert_eq!(name("deno"), Some("Deno"));
+        assert_eq!(name("/usr/local/bin/bun"), Some("Bun"));
+        assert_eq!(name("dotnet"), Some(".NET"));
+        assert_eq!(name("mono"), Some("Mono"));
         assert_eq!(name("nodemon"), None);
         assert_eq!(name("./my-jit"), None);
+        assert_eq!(name("jit-client"), None);
+    }
+
+    #[test]
+    fn folder_variables_name_the_output_folder() {
+        let env = program_env(Path::new("/out"));
+        let get = |key| env.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+        if std::env::var_os("BUN_JSC_jitDumpDirectory").is_none() {
+            assert_eq!(get("BUN_JSC_jitDumpDirectory"), Some("/out".into()));
+        }
+        if std::env::var_os("CALLGRIND_JIT").is_none() {
+            assert_eq!(get("CALLGRIND_JIT"), Some("1".into()));
+        }
     }
 }

@@ -37,6 +37,16 @@ pub fn split(raw: &str) -> Split {
     }
 }
 
+/// True for a range that is a table of entry points rather than one
+/// function's body: .NET's perf map lists its precode blocks as one range
+/// (`stub<364> AllocateTemporaryEntryPoints<PRECODE_FIXUP>`), each 8-byte
+/// entry a method's own way in. A call to any of its addresses is a call.
+pub fn is_entry_table(name: &str) -> bool {
+    name.strip_prefix("stub<").is_some_and(|rest| {
+        rest.contains("AllocateTemporaryEntryPoints") || rest.contains("Precode")
+    })
+}
+
 /// `s` with each control character replaced by `_`.
 fn printable(s: String) -> String {
     match s.contains(char::is_control) {
@@ -144,6 +154,17 @@ fn cpython(raw: &str) -> Option<Split> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dotnet_precode_blocks_are_entry_tables() {
+        assert!(is_entry_table(
+            "stub<364> AllocateTemporaryEntryPoints<PRECODE_FIXUP>"
+        ));
+        assert!(is_entry_table("stub<2> FixupPrecodeChunk"));
+        assert!(!is_entry_table("stub<7> GenerateResolveStub"));
+        assert!(!is_entry_table("AllocateTemporaryEntryPoints"));
+        assert!(!is_entry_table("int32 [Fib] Fib::fib(int32)[QuickJitted]"));
+    }
 
     fn parts(raw: &str) -> (String, Option<String>, u32) {
         let s = split(raw);

@@ -110,7 +110,11 @@ pub enum ProblemKind {
 impl fmt::Display for ProblemKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            ProblemKind::TruncatedTail => "truncated record at the end",
+            ProblemKind::TruncatedTail => {
+                "ends inside a record (its writer died, is still writing, or never flushed \
+                 its last writes, as Bun does at exit): code loaded after that is missing \
+                 from it and stays address-named"
+            }
             ProblemKind::BadRecordSize => "record with an impossible size (reading stopped)",
             ProblemKind::CorruptRecord => "corrupt record skipped",
             ProblemKind::CorruptDebugInfo => {
