@@ -224,6 +224,13 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             all.folded_calls
         );
     }
+    if all.reentry.entry_points > 0 {
+        let _ = writeln!(
+            s,
+            "entry points inside JIT functions (no call of the function returns there, as HotSpot's verified entries): {}; calls to them kept as calls",
+            all.reentry.entry_points
+        );
+    }
     if all.reentry.taken > 0 {
         let _ = writeln!(
             s,

@@ -79,6 +79,24 @@ fn a_call_to_any_entry_of_a_precode_table_stays_a_call() {
     check_oracle(&dir, "precode");
 }
 
+#[test]
+fn a_call_to_a_second_entry_point_is_a_call() {
+    let n: u64 = 1000;
+    let (dir, said) = run_and_annotate("entries", &[&n.to_string()]);
+    // The truth from the program: walk's three instructions, and g's
+    // loop from its second entry, inside walk. The call used to be folded
+    // as a return into g's middle, and walk lost g's cost.
+    let got = self_and_inclusive(
+        &dir.join("named"),
+        &[" entries.calc:walk ", " entries.calc:g "],
+    );
+    let g = 3 * n + 4;
+    assert_eq!(got, [(3, 3 + g), (g, g)], "{said}");
+    assert!(!said.contains("calls into the middle"), "{said}");
+    assert!(said.contains("entry points inside JIT functions (no call of the function returns there, as HotSpot's verified entries): 1;"), "{said}");
+    check_oracle(&dir, "entries");
+}
+
 /// Holds the oracle to the output `named` of a run in `dir`.
 fn check_oracle(dir: &std::path::Path, what: &str) {
     let profile = util::file_starting(dir, "callgrind.out.").unwrap();

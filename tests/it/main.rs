@@ -10,6 +10,7 @@ mod expand;
 mod gdb_jit;
 mod golden;
 mod identity;
+mod inflation;
 mod inputs;
 mod install;
 mod jit_client;

@@ -46,7 +46,14 @@
 //!    record is dropped, its target's cost lines stay where they are;
 //!    except in a range that is a table of entry points (.NET's precode
 //!    blocks: a name `stub<N> …` with `AllocateTemporaryEntryPoints` or
-//!    `Precode` in it), where every address is a way in. A
+//!    `Precode` in it), where every address is a way in, and at an entry
+//!    point: an address a call from another function's code reaches
+//!    where positions have instruction addresses and no call site of the
+//!    range lies at most 15 bytes (the longest instruction) below it, so
+//!    that no call of the range's own returns there (HotSpot's verified
+//!    entries). The range's call sites are those of its calls that go
+//!    anywhere but into the middle of a range (at a start, in a table).
+//!    A name made of an entry point keeps its level, as a start's. A
 //!    cost line of zeros means nothing (the rewriter may keep a folded
 //!    call's position that way).
 //! 5. When ranges overlap, a jitdump's range beats a perf map's (it has
@@ -125,6 +132,9 @@ pub struct Symbols {
     /// Rule 1: (range start, level) of every name made of a range's start
     /// in the input being mapped.
     entered: std::cell::RefCell<std::collections::BTreeSet<(u64, u32)>>,
+    /// Rule 4: the addresses in the middle of a range that are entry
+    /// points in the input being mapped.
+    entry_points: std::cell::RefCell<std::collections::BTreeSet<u64>>,
 }
 
 impl Symbols {
@@ -144,6 +154,7 @@ impl Symbols {
             ranges,
             by_start: Default::default(),
             entered: Default::default(),
+            entry_points: Default::default(),
         }
     }
 
@@ -329,7 +340,7 @@ impl Symbols {
         let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
         // A continuation (named after an address inside its range) keeps
         // a level its range's start was named with, else the highest below.
-        let continuation = range.is_some_and(|r| !address(base).is_some_and(|a| r.entered_at(a)));
+        let continuation = range.is_some_and(|r| !address(base).is_some_and(|a| self.enters(r, a)));
         let mut parts = parts.peekable();
         let level = parts
             .peek()
@@ -360,6 +371,57 @@ impl Symbols {
 }
 
 impl Symbols {
+    /// Rule 4: a call to `addr` in `range` is a new activation.
+    fn enters(&self, range: &Range, addr: u64) -> bool {
+        range.entered_at(addr) || self.entry_points.borrow().contains(&addr)
+    }
+
+    /// Rule 4: notes the entry points of `input` (see the rule).
+    fn note_entry_points(&self, input: &str) {
+        self.entry_points.borrow_mut().clear();
+        let columns = columns_of(input);
+        let Some(instr) = columns.iter().position(|c| *c == "instr") else {
+            return;
+        };
+        let calls: Vec<(u64, [String; 3])> = expand::expand(input)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Transfer {
+                    kind, target, pos, ..
+                } if kind == "calls" => Some((pos[instr], target)),
+                _ => None,
+            })
+            .collect();
+        let middle = |target: &[String; 3]| {
+            let callee = self.function(&target[0], &target[2]);
+            callee
+                .range
+                .zip(callee.addr)
+                .filter(|(r, a)| !r.entered_at(*a))
+        };
+        let mut sites: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
+        for (site, target) in &calls {
+            if let (Some(holder), None) = (self.at(*site), middle(target)) {
+                sites.entry(holder.start).or_default().insert(*site);
+            }
+        }
+        let mut points = std::collections::BTreeSet::new();
+        for (site, target) in &calls {
+            let Some((to, addr)) = middle(target) else {
+                continue;
+            };
+            let internal = self.at(*site).is_some_and(|h| std::ptr::eq(h, to));
+            let below = sites
+                .get(&to.start)
+                .and_then(|s| s.range(..addr).next_back());
+            let returns_here = below.is_some_and(|&s| addr - s <= 15);
+            if !internal && !returns_here {
+                points.insert(addr);
+            }
+        }
+        *self.entry_points.borrow_mut() = points;
+    }
+
     /// Rule 1: notes the levels each range's start is named with.
     fn note_entries(&self, input: &str) {
         let mut entered = self.entered.borrow_mut();
@@ -370,7 +432,7 @@ impl Symbols {
             let Some(addr) = address(base).filter(|_| object == "???") else {
                 return;
             };
-            if self.at(addr).is_some_and(|r| r.start == addr) {
+            if self.at(addr).is_some_and(|r| r.entered_at(addr)) {
                 let level = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
                 entered.insert((addr, level));
             }
@@ -508,7 +570,7 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
             let callee = symbols.function(&target[0], &target[2]);
             let folded = callee
                 .range
-                .is_some_and(|to| !callee.addr.is_some_and(|a| to.entered_at(a)));
+                .is_some_and(|to| !callee.addr.is_some_and(|a| symbols.enters(to, a)));
             if kind != "calls" || folded {
                 continue;
             }
@@ -644,6 +706,7 @@ fn who(range: Option<&Range>, object: &str, name: &str) -> Who {
 
 /// [`expected`], the number of calls folded, and rule 8's pairs.
 fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentry>) {
+    symbols.note_entry_points(input);
     symbols.note_entries(input);
     let mut folded = 0;
     let columns = columns_of(input);
@@ -679,7 +742,7 @@ fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64, Vec<Reentr
                 let callee = symbols.function(&target[0], &target[2]);
                 if let (_, Some(to), "calls") = (from, callee.range, kind.as_str()) {
                     // Callgrind names a pseudo-function after its call target.
-                    if !callee.addr.is_some_and(|a| to.entered_at(a)) {
+                    if !callee.addr.is_some_and(|a| symbols.enters(to, a)) {
                         folded += 1;
                         if !from.is_some_and(|h| std::ptr::eq(h, to)) {
                             let x = who(from, &place.0, &place.3);
@@ -843,6 +906,7 @@ pub fn actual(output: &str) -> Sums {
             ranges: Vec::new(),
             by_start: Default::default(),
             entered: Default::default(),
+            entry_points: Default::default(),
         },
     )
     .0
@@ -945,6 +1009,7 @@ fn outside_program(symbols: &Symbols, input: &str) -> Option<Symbols> {
             .collect(),
         by_start: Default::default(),
         entered: Default::default(),
+        entry_points: Default::default(),
     })
 }
 

@@ -111,6 +111,7 @@ impl Stats {
         self.combined_epochs += other.combined_epochs;
         self.reentry.unplaced += other.reentry.unplaced;
         self.reentry.resumed += other.reentry.resumed;
+        self.reentry.entry_points += other.reentry.entry_points;
         self.has_instr |= other.has_instr;
         self.has_line |= other.has_line;
         self.parts += other.parts;
@@ -134,4 +135,7 @@ pub struct Reentry {
     pub unplaced: u64,
     /// Continuations' inclusive cost in all (first event).
     pub resumed: u64,
+    /// Addresses inside JIT functions found to be entry points: calls
+    /// there are calls, not continuations.
+    pub entry_points: u64,
 }

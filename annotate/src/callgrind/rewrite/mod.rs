@@ -221,9 +221,13 @@ impl<'t> Rewriter<'t> {
         let plan = match &self.reentry.plan {
             Some(taken) => {
                 (self.stats.reentry.unplaced, self.stats.reentry.resumed) = taken.unplaced();
+                self.stats.reentry.entry_points = taken.entry_points();
                 None
             }
-            None => self.reentry.noted.plan(&self.names),
+            None => {
+                let instr = self.cols.index(Column::Instr).is_some();
+                self.reentry.noted.plan(&self.names, instr)
+            }
         };
         if let Some(plan) = &plan {
             (self.stats.reentry.unplaced, self.stats.reentry.resumed) = plan.unplaced();

@@ -210,6 +210,7 @@ impl Rewriter<'_> {
             };
         }
         if let Some(jit) = address_names::rename(name, self.table) {
+            let jit = self.as_planned(jit);
             if jit.ambiguous {
                 self.stats.ambiguous.insert(jit.symbol);
             }

@@ -23,6 +23,16 @@
 //! continuations out of their arcs (`Plan`), shared in proportion to the
 //! arcs' cost (one arc: all of it), never below zero.
 //!
+//! Not every call into the middle is a return: HotSpot enters a compiled
+//! method at its verified entry (past the inline-cache check at its
+//! start), its interpreter at a method kind's entry, its call stub in the
+//! middle of a blob of stubs. Where positions have instruction addresses,
+//! a call from another function to address `c` of `f` is a continuation
+//! only where `c` can be the return address of one of `f`'s own calls (a
+//! call site of `f` at most [`LONGEST_INSTRUCTION`] bytes below `c`);
+//! otherwise it is a call to another entry point of `f`, a new activation
+//! that the second pass writes as a call (`Plan::entries`).
+//!
 //! A continuation runs at the recursion level of the activation it
 //! resumes. Callgrind's level on it (`'2`) counts how often its address
 //! was re-entered, which is the activation's level when every activation
@@ -89,6 +99,10 @@ enum Arcs<W> {
     To(W),
 }
 
+/// The longest x86-64 instruction: a call site further below an address
+/// cannot return to it.
+const LONGEST_INSTRUCTION: u64 = 15;
+
 /// A part and the function resumed (or calling).
 type Of = (u64, SymbolId);
 
@@ -140,8 +154,19 @@ impl Noted {
         Some((Arcs::To(x), cost))
     }
 
-    /// The second pass's work; `None` where there is none.
-    pub fn plan(&self, names: &Interner) -> Option<Plan> {
+    /// True where `addr` can be the return address of a call `of` made:
+    /// always without instruction addresses (`instr` false).
+    fn returns_to(&self, of: Of, addr: u64, instr: bool) -> bool {
+        let below = self
+            .sites
+            .get(&of)
+            .and_then(|s| s.range(..addr).next_back());
+        !instr || below.is_some_and(|(&site, _)| addr - site <= LONGEST_INSTRUCTION)
+    }
+
+    /// The second pass's work; `None` where there is none. `instr`: the
+    /// positions have instruction addresses.
+    pub fn plan(&self, names: &Interner, instr: bool) -> Option<Plan> {
         let mut plan = Plan {
             levels: self.lowered_levels(),
             ..Plan::default()
@@ -149,6 +174,10 @@ impl Noted {
         // Per arcs: the continuations' cost summed, and the arcs' cost.
         let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
         for (&(part, f, addr, x), continuation) in &self.continuations {
+            if !self.returns_to((part, f), addr, instr) {
+                plan.entries.insert((f, addr));
+                continue;
+            }
             plan.resumed += first(continuation);
             let Some((arcs, cost)) = self.arcs_of((part, f), addr, x) else {
                 plan.unplaced += first(continuation);
@@ -201,7 +230,12 @@ impl Plan {
     /// True where the second pass changes the output (else the first
     /// pass's output stands; only `unplaced` is to report).
     pub fn takes_out(&self) -> bool {
-        !self.shares.is_empty() || !self.levels.is_empty()
+        !self.shares.is_empty() || !self.levels.is_empty() || !self.entries.is_empty()
+    }
+
+    /// How many addresses inside JIT functions are entry points.
+    pub fn entry_points(&self) -> u64 {
+        self.entries.len() as u64
     }
 
     /// What the plan leaves in arcs, and the continuations' cost in all
@@ -266,6 +300,9 @@ pub(in crate::callgrind) struct Plan {
     /// Continuations (range and name) whose level is lowered, and the
     /// new name.
     levels: HashMap<(SymbolId, Vec<u8>), Vec<u8>>,
+    /// Addresses of JIT functions, other than their start, that are
+    /// entry points: calls there are calls.
+    entries: HashSet<(SymbolId, u64)>,
     /// First-event cost of continuations with no arc to take them from.
     unplaced: u64,
     /// First-event cost of every continuation.
@@ -280,6 +317,15 @@ impl Rewriter<'_> {
     /// The name a JIT pseudo-function is written under: its own, noted in
     /// the first pass; a continuation's with its level lowered where the
     /// plan says so in the second.
+    /// `jit` as the second pass takes it: an entry where the plan found
+    /// its address to be one (see the module's doc).
+    pub(super) fn as_planned(&self, mut jit: JitName) -> JitName {
+        if let Some(plan) = &self.reentry.plan {
+            jit.entry |= plan.entries.contains(&(jit.symbol, jit.addr));
+        }
+        jit
+    }
+
     pub(super) fn leveled_name(&mut self, jit: &JitName) -> Vec<u8> {
         let Some(plan) = &self.reentry.plan else {
             let noted = &mut self.reentry.noted;
@@ -415,11 +461,11 @@ mod tests {
         let names = Interner::default();
         let (f, x) = (SymbolId(1), Who::Jit(SymbolId(2)));
         noted.continuations.insert((1, f, 0x1010, x), vec![40, 2]);
-        let plan = noted.plan(&names).unwrap();
+        let plan = noted.plan(&names, false).unwrap();
         assert!(!plan.takes_out());
         assert_eq!(plan.unplaced(), (40, 40));
         noted.callees.insert((1, f, x), vec![30]);
-        let plan = noted.plan(&names).unwrap();
+        let plan = noted.plan(&names, false).unwrap();
         assert!(plan.takes_out());
         let (arcs, share) = &plan.shares[&(1, f)][0];
         assert_eq!(
@@ -430,20 +476,22 @@ mod tests {
 
     #[test]
     fn a_continuation_comes_out_of_the_call_it_returns_from() {
-        // Sites at 0x1004 and 0x1020; continuations at 0x1010 (after the
-        // first call) and 0x1030 (after the second), through other callers.
+        // Sites at 0x1004 and 0x1020; continuations at 0x100a (after the
+        // first call) and 0x1025 (after the second), through other callers.
         let mut noted = Noted::default();
         let names = Interner::default();
         let f = SymbolId(1);
         let sites = BTreeMap::from([(0x1004, vec![100]), (0x1020, vec![50])]);
         noted.sites.insert((1, f), sites);
         let (a, b) = (Who::Jit(SymbolId(2)), Who::Jit(SymbolId(3)));
-        noted.continuations.insert((1, f, 0x1010, a), vec![60]);
-        noted.continuations.insert((1, f, 0x1030, a), vec![20]);
-        noted.continuations.insert((1, f, 0x1030, b), vec![45]);
-        // Before every site: no call to return from.
+        noted.continuations.insert((1, f, 0x100a, a), vec![60]);
+        noted.continuations.insert((1, f, 0x1025, a), vec![20]);
+        noted.continuations.insert((1, f, 0x1025, b), vec![45]);
+        // Before every site, and too far above one: no call returns there,
+        // another entry point.
         noted.continuations.insert((1, f, 0x1000, b), vec![7]);
-        let plan = noted.plan(&names).unwrap();
+        noted.continuations.insert((1, f, 0x1014, b), vec![9]);
+        let plan = noted.plan(&names, true).unwrap();
         let mut taken: Vec<_> = plan.shares[&(1, f)]
             .iter()
             .map(|(arcs, share)| (arcs.clone(), share.take.clone()))
@@ -456,7 +504,10 @@ mod tests {
                 (Arcs::Site(0x1020), vec![50])
             ]
         );
-        assert_eq!(plan.unplaced(), (7, 132));
+        assert_eq!(plan.unplaced(), (0, 125));
+        let mut entries: Vec<_> = plan.entries.iter().copied().collect();
+        entries.sort();
+        assert_eq!(entries, [(f, 0x1000), (f, 0x1014)]);
     }
 
     #[test]
@@ -488,7 +539,7 @@ mod tests {
         noted.entered.clear();
         let levels = noted.lowered_levels();
         assert_eq!(levels[&(SymbolId(1), b"f'5".to_vec())], b"f");
-        let plan = noted.plan(&names).unwrap();
+        let plan = noted.plan(&names, true).unwrap();
         assert!(plan.takes_out());
     }
 }
