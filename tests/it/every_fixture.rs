@@ -71,7 +71,9 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
     for (profile, sources) in all_fixtures(&dir) {
         let table = table(&sources);
         let input = std::fs::read(&profile).unwrap();
-        let (fast, _) = rewrite_bytes(&input, &table, 1 << 16);
+        // The lazy pass itself: a real profile never needs the exact one
+        // (the command would fall back to it silently, reading twice).
+        let (fast, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Lazy);
         let (exact, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Exact);
         let (fast, exact) = (
             String::from_utf8(fast).unwrap(),

@@ -146,7 +146,8 @@ impl Rewriter<'_> {
                 self.write_position(out, costs)
             }
             (Some((out, costs)), _, _) => self.write_position(out, costs),
-            (None, _, _) => self.copy_position(raw, text, terminated),
+            (None, _, _) if self.in_native_code() => self.copy_position(raw, text, terminated),
+            (None, _, _) => self.copy_tracked(raw, text, terminated),
         }
     }
 

@@ -148,6 +148,18 @@ impl Rewriter<'_> {
             self.part.pos.forget_input();
             return Ok(self.out.verbatim(raw, terminated)?);
         }
+        self.copy_tracked(raw, text, terminated)
+    }
+
+    /// Copies a position line as [`copy_position`](Self::copy_position)
+    /// does, the input's position kept known (an address-named block's
+    /// next lines are looked up).
+    pub(in crate::callgrind) fn copy_tracked(
+        &mut self,
+        raw: &[u8],
+        text: &[u8],
+        terminated: bool,
+    ) -> Res {
         let before = self.part.pos.input().copied();
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;

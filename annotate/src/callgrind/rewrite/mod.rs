@@ -237,7 +237,7 @@ impl<'t> Rewriter<'t> {
 
     /// The current function is native code (neither JIT code nor an
     /// address-named stub that may jump into it): its lines are copied.
-    fn in_native_code(&self) -> bool {
+    pub(super) fn in_native_code(&self) -> bool {
         self.part.block == Block::Native
     }
 }
