@@ -89,25 +89,36 @@ fn from_jitdump(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
 }
 
 /// Entries as offsets from the load's own address, `shift` (the bias)
-/// removed, out-of-range ones dropped, sorted, the last entry per offset
-/// kept. A sentinel (line 0 or no file) is kept as a row with line 0: it
-/// ends the previous row's range.
+/// removed, those past the end dropped, sorted, the last entry per offset
+/// kept. An entry below the start holds at the start where no entry is
+/// nearer below it (BEAM starts a function's table with the line its code
+/// continues from). A sentinel (line 0 or no file) is kept as a row with
+/// line 0: it ends the previous row's range.
 fn rows(table: &SymbolTable, load: (u64, u64), debug: &[DebugEntry], shift: u64) -> Vec<Row> {
     let (code_addr, size) = load;
+    let row = |e: &DebugEntry, offset| {
+        let (line, file) = match clean_file(e.file) {
+            Some(f) if e.line != 0 => (e.line, table.intern_file(f)),
+            _ => (0, FileId(0)),
+        };
+        Row { offset, line, file }
+    };
     let mut rows: Vec<Row> = Vec::with_capacity(debug.len());
+    let mut below: Option<&DebugEntry> = None;
     for e in debug {
         let offset = e
             .addr
             .checked_sub(code_addr)
             .and_then(|o| o.checked_sub(shift));
-        let Some(offset) = offset.filter(|&o| o <= size) else {
-            continue;
-        };
-        let (line, file) = match clean_file(e.file) {
-            Some(f) if e.line != 0 => (e.line, table.intern_file(f)),
-            _ => (0, FileId(0)),
-        };
-        rows.push(Row { offset, line, file });
+        match offset {
+            Some(offset) if offset <= size => rows.push(row(e, offset)),
+            Some(_) => {}
+            None if below.is_none_or(|b| b.addr <= e.addr) => below = Some(e),
+            None => {}
+        }
+    }
+    if let Some(e) = below.filter(|_| !rows.iter().any(|r| r.offset == 0)) {
+        rows.push(row(e, 0));
     }
     rows.sort_by_key(|r| r.offset);
     let mut deduped: Vec<Row> = Vec::with_capacity(rows.len());
@@ -173,5 +184,39 @@ pub fn code(table: &SymbolTable, id: SymbolId) -> std::io::Result<Option<Vec<u8>
     match parse_record(&bytes, header) {
         Ok(Record::Load(load)) => Ok(load.code.map(<[u8]>::to_vec)),
         _ => Err(std::io::Error::other(CHANGED)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_below_the_start_holds_at_the_start() {
+        // BEAM's table for gen_server:try_dispatch/3 at 0x474a4688: its
+        // code continues line 1116 from the entry 0x33 bytes below it.
+        let table = SymbolTable::default();
+        let entry = |addr, line, file: &'static [u8]| DebugEntry {
+            addr,
+            line,
+            discrim: 0,
+            file,
+        };
+        let code = 0x474a4688;
+        let debug = [
+            entry(code - 0x50, 1090, b"gen_server.erl"),
+            entry(code - 0x33, 1116, b"gen_server.erl"),
+            entry(code + 0x8b, 1121, b"gen_server.erl"),
+            entry(code + 0x90, 0, b""),
+        ];
+        let lines: Vec<(u64, u32)> = rows(&table, (code, 0x90), &debug, 0)
+            .iter()
+            .map(|r| (r.offset, r.line))
+            .collect();
+        assert_eq!(lines, [(0, 1116), (0x8b, 1121), (0x90, 0)]);
+        // An entry at the start wins over any below it.
+        let at_start = [entry(code - 0x33, 1116, b"f"), entry(code, 7, b"f")];
+        let rows = rows(&table, (code, 0x90), &at_start, 0);
+        assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [7]);
     }
 }
