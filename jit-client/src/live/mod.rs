@@ -64,6 +64,10 @@ pub struct Live {
     functions: BTreeMap<u64, Mapped>,
     /// By first page.
     images: BTreeMap<u64, Image>,
+    /// /proc/self/maps, open for the kernel's per-range query.
+    maps: Option<File>,
+    /// The image files mapped so far (their pages may be mapped again).
+    files: std::collections::HashSet<maps::FileId>,
     /// [`live_folder::LOCK_FILE`], locked for as long as the process lives.
     _lock: File,
 }
@@ -88,6 +92,8 @@ impl Live {
             page,
             functions: BTreeMap::new(),
             images: BTreeMap::new(),
+            maps: File::open("/proc/self/maps").ok(),
+            files: Default::default(),
             _lock: lock,
         })
     }
@@ -104,6 +110,7 @@ impl Live {
         let mut child = Live::new(pid)?;
         child.functions = self.functions;
         child.images = self.images;
+        child.files = self.files;
         Ok(child)
     }
 
@@ -113,11 +120,9 @@ impl Live {
         let addr = code.as_ptr() as u64;
         let size = code.len() as u64;
         let (start, end) = self.pages_with_neighbours(addr, size);
-        let maps = std::fs::read_to_string("/proc/self/maps")
-            .map_err(failed("reading /proc/self/maps"))?;
-        maps::check(&maps, start, end, &self.dir).map_err(LiveError::Refused)?;
+        self.check_pages(start, end)?;
         self.remember(addr, size, name, lines);
-        // SAFETY: /proc/self/maps shows [start, end) mapped and readable.
+        // SAFETY: the kernel shows [start, end) mapped and readable.
         let pages =
             unsafe { std::slice::from_raw_parts(start as *const u8, (end - start) as usize) };
         let rw = self.map_image(start, end, pages)?;
@@ -132,16 +137,39 @@ impl Live {
         Ok(())
     }
 
+    /// Refuses pages that are not the JIT's alone or are writable (see
+    /// [`maps`]): asked of the kernel per range where it can be, else
+    /// read off the whole of /proc/self/maps.
+    fn check_pages(&self, start: u64, end: u64) -> Result<(), LiveError> {
+        let asked = self
+            .maps
+            .as_ref()
+            .and_then(|f| maps::query(f, start, end, &self.files));
+        let result = match asked {
+            Some(result) => result,
+            None => {
+                let text = std::fs::read_to_string("/proc/self/maps")
+                    .map_err(failed("reading /proc/self/maps"))?;
+                maps::check(&text, start, end, &self.dir)
+            }
+        };
+        result.map_err(LiveError::Refused)
+    }
+
     /// The whole pages of `[addr, addr+size)`, widened to take in every
     /// image they touch (its functions are named again in the new one).
     fn pages_with_neighbours(&self, addr: u64, size: u64) -> (u64, u64) {
         let mut start = addr / self.page * self.page;
         let mut end = (addr + size).div_ceil(self.page) * self.page;
         loop {
-            let touching = self
-                .images
-                .iter()
-                .filter(|(&s, i)| s < end && i.end > start)
+            // Images do not overlap: of those starting below `start`, only
+            // the last can reach into the range.
+            let below = self.images.range(..start).next_back();
+            let reaching = below.filter(|(_, i)| i.end > start);
+            let inside = self.images.range(start..end);
+            let touching = reaching
+                .into_iter()
+                .chain(inside)
                 .fold((start, end), |(a, b), (&s, i)| (a.min(s), b.max(i.end)));
             if touching == (start, end) {
                 return (start, end);
@@ -152,9 +180,12 @@ impl Live {
 
     /// Keeps the function (replacing any it overlaps: the address reused).
     fn remember(&mut self, addr: u64, size: u64, name: &[u8], lines: &[LineEntry]) {
-        let overlapped: Vec<u64> = self
-            .functions
-            .range(..addr + size)
+        // Functions kept do not overlap: of those starting below `addr`,
+        // only the last can reach into the new one.
+        let below = self.functions.range(..addr).next_back();
+        let overlapped: Vec<u64> = below
+            .into_iter()
+            .chain(self.functions.range(addr..addr + size))
             .filter(|(&a, f)| a + f.size > addr)
             .map(|(&a, _)| a)
             .collect();
@@ -207,6 +238,8 @@ impl Live {
         let file = self
             .create_file(start as usize)
             .map_err(failed("creating the file"))?;
+        self.files
+            .insert(file_id(&file).map_err(failed("reading the file's inode"))?);
         (&file)
             .write_all(&elf.bytes)
             .map_err(failed("writing the file"))?;
@@ -240,6 +273,15 @@ impl Live {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)
     }
+}
+
+/// The device and inode of `file`, as the kernel's mapping query gives
+/// them.
+fn file_id(file: &File) -> io::Result<maps::FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    let dev = meta.dev();
+    Ok((libc::major(dev), libc::minor(dev), meta.ino()))
 }
 
 fn failed<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> LiveError {
