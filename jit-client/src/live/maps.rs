@@ -218,7 +218,7 @@ mod tests {
         unsafe { libc::munmap((rx + page as u64) as *mut _, page) };
         let (a, b) = whole(rx);
         assert_eq!(query(&maps, a, b, &none), Some(Err(Refusal::Unmapped)));
-        let libc_code = libc::getpid as usize as u64;
+        let libc_code = libc::getpid as *const () as u64;
         let (a, b) = (libc_code, libc_code + 1);
         assert_eq!(query(&maps, a, b, &none), Some(Err(Refusal::Shared)));
     }
