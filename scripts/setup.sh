@@ -3,9 +3,9 @@
 # machine: libclang (crabgrind generates its bindings with bindgen), gcc,
 # valgrind, and for the tests perf, pkg-config and the runtimes recorded
 # by the suite: rakudo, Erlang, PHP, Mono (and its C# compiler), .NET
-# (PyPI's dotnetcore2), Deno and Bun (npm), wasmtime's Python binding and
-# numba (the GDB JIT interface test). Safe to run again: it installs only
-# what is missing.
+# (PyPI's dotnetcore2), Deno and Bun (npm), QEMU's user mode (Debian 12's
+# backports), wasmtime's Python binding and numba (the GDB JIT interface
+# test). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -51,9 +51,27 @@ npm_packages() {
   npm_install bun
 }
 
+# QEMU's user mode with -jitdump (8.1 and later; Debian 12 ships 7.2 and
+# has 10.0 in bookworm-backports), for the QEMU test.
+qemu_user() {
+  qemu-x86_64 -h 2>/dev/null | grep -q -- -jitdump && return 0
+  local codename
+  codename=$( (. /etc/os-release && echo "${VERSION_CODENAME:-}") 2>/dev/null)
+  if [ "$codename" != bookworm ] || [ "$(id -u)" -ne 0 ]; then
+    echo "setup: QEMU 8.1 or later not installed; its test will be skipped" >&2
+    return 0
+  fi
+  echo "setup: installing qemu-user (bookworm-backports)" >&2
+  echo "deb http://deb.debian.org/debian bookworm-backports main" \
+    > /etc/apt/sources.list.d/callgrind-jit-backports.list
+  { apt-get update -qq && apt-get install -y -qq -t bookworm-backports qemu-user >/dev/null; } ||
+    echo "setup: could not install qemu-user; its test will be skipped" >&2
+}
+
 if [ ${#need[@]} -eq 0 ]; then
   python_packages
   npm_packages
+  qemu_user
   exit 0
 fi
 echo "setup: installing ${need[*]}" >&2
@@ -70,3 +88,4 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 python_packages
 npm_packages
+qemu_user

@@ -82,6 +82,11 @@
 //!     is linked at fixed addresses (`readelf` says EXEC), is not JIT code:
 //!     the profile has it under the program's own names (V8's builtins
 //!     embedded in `node`).
+//! 12. Where the run's program is QEMU's user mode (`qemu-*`), a range
+//!     named `guest-0xADDR` is named after the guest program's function
+//!     symbol with the nearest start at or below ADDR (of aliases, the
+//!     first name in byte order), where it holds ADDR; the guest is the
+//!     first word after the program that names a file (`readelf -s`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -970,6 +975,8 @@ fn columns_of(text: &str) -> Vec<&str> {
 pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
     let outside = outside_program(symbols, input);
     let symbols = outside.as_ref().unwrap_or(symbols);
+    let guest = guest_named(symbols, input);
+    let symbols = guest.as_ref().unwrap_or(symbols);
     let ((mut want, reentries), mut got) = (expected(input, symbols), actual(output));
     let mut report = lines_of_positions(output, symbols);
     report.push_str(&take_out_reentries(&mut want, &mut got, &reentries));
@@ -990,6 +997,64 @@ pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
         report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
     }
     panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
+
+/// Rule 12: the ranges with QEMU's block names replaced by the guest's
+/// function names, where the run is QEMU's user mode.
+fn guest_named(symbols: &Symbols, input: &str) -> Option<Symbols> {
+    let cmd = input
+        .lines()
+        .take(64)
+        .find_map(|l| l.strip_prefix("cmd:"))?;
+    let mut words = cmd.split_whitespace();
+    let program = Path::new(words.next()?)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    if !program.starts_with("qemu-") {
+        return None;
+    }
+    let guest = words.find(|w| !w.starts_with('-') && Path::new(w).is_file())?;
+    let out = std::process::Command::new("readelf")
+        .arg("-sW")
+        .arg(guest)
+        .output()
+        .ok()?;
+    let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+    // Num: Value Size Type Bind Vis Ndx Name
+    let functions: Vec<(u64, u64, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let func = f.len() == 8 && matches!(f[3], "FUNC" | "IFUNC") && f[6] != "UND";
+            let size = |s: &str| s.parse().ok().or_else(|| hex(s.trim_start_matches("0x")));
+            func.then(|| Some((hex(f[1])?, size(f[2])?, f[7].to_string())))?
+        })
+        .filter(|f| f.0 != 0)
+        .collect();
+    // The nearest start at or below; of aliases, the first name.
+    let name_of = |addr: u64| {
+        let start = functions.iter().map(|f| f.0).filter(|&s| s <= addr).max()?;
+        functions
+            .iter()
+            .filter(|f| f.0 == start)
+            .min_by(|a, b| a.2.cmp(&b.2))
+            .filter(|f| addr < f.0 + f.1.max(1))
+            .map(|f| f.2.clone())
+    };
+    let mut ranges = symbols.ranges.clone();
+    for r in &mut ranges {
+        let addr = r.name.strip_prefix("guest-0x").and_then(hex);
+        if let Some(name) = addr.and_then(name_of) {
+            r.name = name;
+        }
+    }
+    Some(Symbols {
+        ranges,
+        by_start: Default::default(),
+        entered: Default::default(),
+        entry_points: Default::default(),
+    })
 }
 
 /// Rule 11: the ranges without those in the program's own code, where

@@ -257,3 +257,54 @@ fn php_opcache_jit_is_named() {
     assert!(said.contains("  JIT$fib  ("), "{said}");
     no_warning_but(&said, &[]);
 }
+
+/// QEMU's user mode (8.1 and later; Debian 12 has it in backports, which
+/// scripts/setup.sh installs): its jitdump lists every translated block as
+/// `guest-0xADDR` but not the TCG prologue that jumps into them, so all
+/// the blocks' cost stayed under the prologue's address (#34 bug 3).
+#[test]
+fn qemu_blocks_are_named_by_the_guest_function() {
+    let jitdump = Command::new("qemu-x86_64")
+        .arg("-h")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("-jitdump"));
+    if !jitdump {
+        return util::skip(
+            "qemu_blocks_are_named",
+            "qemu-x86_64 8.1 or later is not installed",
+        );
+    }
+    let dir = util::scratch("record-qemu");
+    let guest = dir.join("guest");
+    util::run_ok(
+        Command::new("gcc")
+            .args(["-O1", "-g", "-static", "-o"])
+            .arg(&guest)
+            .arg(util::root().join("tests/qemu/guest.c")),
+    );
+    // By its full path: the oracle reads the guest from the cmd: line.
+    let said = record_runtime_in(
+        &dir,
+        Path::new("qemu-x86_64"),
+        &[guest.to_str().unwrap()],
+        &[],
+    );
+    no_warning_but(&said, &[]);
+    assert!(
+        said.contains("QEMU: symbol output turned on with QEMU_JITDUMP='1'"),
+        "{said}"
+    );
+    assert!(
+        said.contains("moved to the JIT function whose code it is"),
+        "{said}"
+    );
+    // collatz runs nearly all of the guest's code: its blocks, named by
+    // the guest's symbol, hold their own cost now.
+    let row = said.lines().find(|l| l.ends_with("  collatz  (<jit>)"));
+    let own: f64 = row
+        .and_then(|r| r.split('%').nth(1))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(own > 5.0, "{said}");
+    crate::oracle::check_recording(&dir);
+}

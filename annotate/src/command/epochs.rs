@@ -35,9 +35,8 @@ pub(super) fn rewrite(
     sources: &[Input],
     protected: &[&Path],
 ) -> Result<Rewritten> {
-    let program = input::profile_command(&profile.file)
-        .and_then(|cmd| crate::symbols::mapped::MappedCode::of_command(&cmd));
-    let mut epoch = load_symbols(sources, request, end, program)?;
+    let cmd = input::profile_command(&profile.file);
+    let mut epoch = load_symbols(sources, request, end, cmd.as_deref())?;
     let mut rewritten = rewrite_one(request, profile, &mut epoch, protected)?;
     if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
         let mut named = rewrite_one(request, profile, whole, protected)?;

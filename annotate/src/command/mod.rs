@@ -18,6 +18,7 @@ use crate::callgrind::{self, Ending, RewriteError, Stats};
 use crate::code_image;
 use crate::input::{self, Input, Kind, OUTPUT_MARK};
 use crate::output::{self, Target};
+use crate::symbols::guest::GuestSymbols;
 use crate::symbols::mapped::MappedCode;
 use crate::symbols::{BiasMode, SymbolTable};
 use provenance::Provenance;
@@ -195,9 +196,8 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
     let mut reports = Vec::new();
     let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
     for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
-        let program =
-            input::profile_command(&profiles[0].file).and_then(|cmd| MappedCode::of_command(&cmd));
-        let symbols = load_symbols(&provenance.used, request, Vec::new(), program)?;
+        let cmd = input::profile_command(&profiles[0].file);
+        let symbols = load_symbols(&provenance.used, request, Vec::new(), cmd.as_deref())?;
         let pid = run.pid;
         let mut report = Report {
             pid,
@@ -514,13 +514,14 @@ fn load_symbols(
     sources: &[Input],
     request: &Request,
     epoch_end: Vec<(String, u64)>,
-    program: Option<MappedCode>,
+    cmd: Option<&str>,
 ) -> Result<SymbolTable> {
     let bias = request.bias;
     let mut table = SymbolTable::builder()
         .epoch_ending_at(epoch_end)
         .raw_names(request.raw_names)
-        .outside(program);
+        .outside(cmd.and_then(MappedCode::of_command))
+        .guest(cmd.and_then(GuestSymbols::of_command));
     for source in sources {
         let path = &source.path;
         let file = source

@@ -19,7 +19,7 @@ pub struct Runtime {
 }
 
 /// Every runtime record turns on.
-pub const RUNTIMES: [Runtime; 10] = [
+pub const RUNTIMES: [Runtime; 11] = [
     Runtime {
         name: "MoarVM",
         programs: &["raku", "rakudo", "moar", "perl6"],
@@ -109,6 +109,24 @@ pub const RUNTIMES: [Runtime; 10] = [
         folder_env: &[],
     },
     Runtime {
+        name: "QEMU",
+        programs: &[
+            "qemu-x86_64",
+            "qemu-i386",
+            "qemu-aarch64",
+            "qemu-arm",
+            "qemu-riscv64",
+            "qemu-ppc64le",
+            "qemu-s390x",
+            "qemu-mips64el",
+            "qemu-loongarch64",
+        ],
+        // User mode's jitdump of its translated blocks (8.1 and later),
+        // named by the guest's symbols in annotate.
+        env: &[("QEMU_JITDUMP", "1")],
+        folder_env: &[],
+    },
+    Runtime {
         name: "jit-client",
         programs: &[],
         // Programs linking jit-client: their jitdump beside the profile.
@@ -193,6 +211,7 @@ mod tests {
         assert_eq!(name("/usr/local/bin/bun"), Some("Bun"));
         assert_eq!(name("dotnet"), Some(".NET"));
         assert_eq!(name("mono"), Some("Mono"));
+        assert_eq!(name("/usr/bin/qemu-x86_64"), Some("QEMU"));
         assert_eq!(name("nodemon"), None);
         assert_eq!(name("./my-jit"), None);
         assert_eq!(name("jit-client"), None);

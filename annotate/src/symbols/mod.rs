@@ -16,6 +16,7 @@ mod bias;
 mod decode;
 mod decoded;
 mod demangle;
+pub mod guest;
 mod index_jitdump;
 mod index_perfmap;
 pub mod mapped;
@@ -226,6 +227,8 @@ pub struct SymbolTable {
     pub report: BuildReport,
     /// Names are written as the symbol files give them, not demangled.
     raw_names: bool,
+    /// The guest program's symbols, where the run is QEMU's user mode.
+    guest: Option<guest::GuestSymbols>,
 }
 
 /// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
@@ -362,6 +365,12 @@ impl SymbolTableBuilder {
         self
     }
 
+    /// Names QEMU's blocks by `guest`'s symbols (see [`guest`]).
+    pub fn guest(mut self, guest: Option<guest::GuestSymbols>) -> Self {
+        self.table.guest = guest;
+        self
+    }
+
     /// Leaves out the ranges that lie in `program`'s own code (see
     /// [`mapped`]).
     pub fn outside(mut self, program: Option<mapped::MappedCode>) -> Self {
@@ -413,6 +422,9 @@ impl SymbolTable {
     /// A symbol file's name as written out: demangled unless raw names
     /// were asked for.
     fn readable<'a>(&self, raw: &'a str) -> std::borrow::Cow<'a, str> {
+        if let Some(name) = self.guest.as_ref().and_then(|g| g.name(raw)) {
+            return std::borrow::Cow::Owned(name);
+        }
         match self.raw_names {
             true => std::borrow::Cow::Borrowed(raw),
             false => demangle::demangle(raw),
