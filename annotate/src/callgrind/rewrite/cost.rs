@@ -180,7 +180,9 @@ impl Rewriter<'_> {
         let absolute = self.cols.is_absolute(text);
         let same_meaning = self.part.pos.synced || Some(self.part.pos.output) == before || absolute;
         if same_meaning && (absolute || !self.part.pos.absolute_next) {
+            // An absolute line is what `absolute_next` asks for.
             (self.part.pos.output, self.part.pos.synced) = (pos, true);
+            self.part.pos.absolute_next = false;
             return Ok(self.out.verbatim(raw, terminated)?);
         }
         self.write_position(pos, costs)
