@@ -78,7 +78,7 @@ impl<O: Output + ?Sized> Output for &mut O {
 /// callgrind writes it (a function starting with a relative position:
 /// then every position is decoded) or where a JIT function was resumed by
 /// a call into its middle (then the continuation's cost is taken out of
-/// the arcs that hold it twice; see `rewrite/reentry.rs`); each time
+/// the arcs that hold it twice; see `rewrite/reentry/`); each time
 /// `output` is restarted. With an empty table the output equals the input
 /// byte for byte (CRLF line ends become LF).
 pub fn rewrite<R, W>(
@@ -134,7 +134,7 @@ pub mod passes {
 }
 
 /// A pass, and a second one where the first found continuations to take
-/// out of arcs (see `rewrite/reentry.rs`).
+/// out of arcs (see `rewrite/reentry/`).
 fn with_reentry<R, W>(
     mut input: R,
     mut output: W,

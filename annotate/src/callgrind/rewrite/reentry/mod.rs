@@ -51,6 +51,10 @@ use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::symbols::SymbolId;
 
+mod plan;
+pub(in crate::callgrind) use plan::Plan;
+use plan::Share;
+
 /// A function as a call names it, in the first pass: a JIT symbol, or a
 /// name in an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -224,89 +228,6 @@ fn add(sum: &mut Vec<u64>, values: &[u64]) {
     for (s, v) in sum.iter_mut().zip(values) {
         *s = s.saturating_add(*v);
     }
-}
-
-impl Plan {
-    /// True where the second pass changes the output (else the first
-    /// pass's output stands; only `unplaced` is to report).
-    pub fn takes_out(&self) -> bool {
-        !self.shares.is_empty() || !self.levels.is_empty() || !self.entries.is_empty()
-    }
-
-    /// How many addresses inside JIT functions are entry points.
-    pub fn entry_points(&self) -> u64 {
-        self.entries.len() as u64
-    }
-
-    /// What the plan leaves in arcs, and the continuations' cost in all
-    /// (first event), for the summary.
-    pub fn unplaced(&self) -> (u64, u64) {
-        (self.unplaced, self.resumed)
-    }
-}
-
-/// How much of one group of continuations comes out of its arcs.
-#[derive(Debug)]
-struct Share {
-    /// The cost to take out, per event (at most the arcs' cost).
-    take: Vec<u64>,
-    /// The arcs' cost, per event.
-    arcs: Vec<u64>,
-    /// The arcs' cost passed so far.
-    seen: Vec<u64>,
-}
-
-impl Share {
-    /// `continuation`'s cost out of arcs costing `arcs`: all of it, at
-    /// most what they hold.
-    fn new(continuation: &[u64], arcs: &[u64]) -> Share {
-        let take = continuation
-            .iter()
-            .zip(arcs.iter().chain(std::iter::repeat(&0)))
-            .map(|(&c, &a)| c.min(a))
-            .collect();
-        Share {
-            take,
-            arcs: arcs.to_vec(),
-            seen: vec![0; arcs.len()],
-        }
-    }
-
-    /// What comes out of the next arc, whose costs are `arc`: its part of
-    /// `take`, by the running total (the parts add up to `take` exactly).
-    fn next(&mut self, arc: &[u64]) -> Vec<u64> {
-        arc.iter()
-            .enumerate()
-            .map(|(e, &a)| {
-                let (Some(&total), Some(&take)) = (self.arcs.get(e), self.take.get(e)) else {
-                    return 0;
-                };
-                let before = self.seen[e];
-                self.seen[e] = before.saturating_add(a).min(total);
-                let upto = |seen: u64| {
-                    (u128::from(take) * u128::from(seen) / u128::from(total.max(1))) as u64
-                };
-                (upto(self.seen[e]) - upto(before)).min(a)
-            })
-            .collect()
-    }
-}
-
-/// The second pass's work: per (part, `f`), the arcs that give back
-/// continuations, and the continuations whose level is lowered.
-#[derive(Debug, Default)]
-pub(in crate::callgrind) struct Plan {
-    shares: HashMap<Of, Vec<(Arcs<Callee>, Share)>>,
-    /// Continuations (range and name) whose level is lowered, and the
-    /// new name.
-    levels: HashMap<(SymbolId, Vec<u8>), Vec<u8>>,
-    /// Addresses of JIT functions, other than their start, that are
-    /// entry points: calls there are calls.
-    entries: HashSet<(SymbolId, u64)>,
-    /// First-event cost of continuations with no arc to take them from.
-    unplaced: u64,
-    /// First-event cost of every continuation.
-    resumed: u64,
 }
 
 fn first(costs: &[u64]) -> u64 {

@@ -1,0 +1,93 @@
+//! The second pass's plan for re-entry (see the parent module): which
+//! arcs give back how much of which continuations, which continuations
+//! take a lower level, and which middles of JIT functions are entry
+//! points.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Arcs, Callee, Of};
+use crate::symbols::SymbolId;
+
+impl Plan {
+    /// True where the second pass changes the output (else the first
+    /// pass's output stands; only `unplaced` is to report).
+    pub fn takes_out(&self) -> bool {
+        !self.shares.is_empty() || !self.levels.is_empty() || !self.entries.is_empty()
+    }
+
+    /// How many addresses inside JIT functions are entry points.
+    pub fn entry_points(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    /// What the plan leaves in arcs, and the continuations' cost in all
+    /// (first event), for the summary.
+    pub fn unplaced(&self) -> (u64, u64) {
+        (self.unplaced, self.resumed)
+    }
+}
+
+/// How much of one group of continuations comes out of its arcs.
+#[derive(Debug)]
+pub(super) struct Share {
+    /// The cost to take out, per event (at most the arcs' cost).
+    pub(super) take: Vec<u64>,
+    /// The arcs' cost, per event.
+    pub(super) arcs: Vec<u64>,
+    /// The arcs' cost passed so far.
+    pub(super) seen: Vec<u64>,
+}
+
+impl Share {
+    /// `continuation`'s cost out of arcs costing `arcs`: all of it, at
+    /// most what they hold.
+    pub(super) fn new(continuation: &[u64], arcs: &[u64]) -> Share {
+        let take = continuation
+            .iter()
+            .zip(arcs.iter().chain(std::iter::repeat(&0)))
+            .map(|(&c, &a)| c.min(a))
+            .collect();
+        Share {
+            take,
+            arcs: arcs.to_vec(),
+            seen: vec![0; arcs.len()],
+        }
+    }
+
+    /// What comes out of the next arc, whose costs are `arc`: its part of
+    /// `take`, by the running total (the parts add up to `take` exactly).
+    pub(super) fn next(&mut self, arc: &[u64]) -> Vec<u64> {
+        arc.iter()
+            .enumerate()
+            .map(|(e, &a)| {
+                let (Some(&total), Some(&take)) = (self.arcs.get(e), self.take.get(e)) else {
+                    return 0;
+                };
+                let before = self.seen[e];
+                self.seen[e] = before.saturating_add(a).min(total);
+                let upto = |seen: u64| {
+                    (u128::from(take) * u128::from(seen) / u128::from(total.max(1))) as u64
+                };
+                (upto(self.seen[e]) - upto(before)).min(a)
+            })
+            .collect()
+    }
+}
+
+/// The second pass's work: per (part, `f`), the arcs that give back
+/// continuations, and the continuations whose level is lowered.
+#[derive(Debug, Default)]
+pub(in crate::callgrind) struct Plan {
+    /// Per (part, `f`), the arcs continuations come out of, and how much.
+    pub(super) shares: HashMap<Of, Vec<(Arcs<Callee>, Share)>>,
+    /// Continuations (range and name) whose level is lowered, and the
+    /// new name.
+    pub(super) levels: HashMap<(SymbolId, Vec<u8>), Vec<u8>>,
+    /// Addresses of JIT functions, other than their start, that are
+    /// entry points: calls there are calls.
+    pub(super) entries: HashSet<(SymbolId, u64)>,
+    /// First-event cost of continuations with no arc to take them from.
+    pub(super) unplaced: u64,
+    /// First-event cost of every continuation.
+    pub(super) resumed: u64,
+}
