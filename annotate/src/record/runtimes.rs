@@ -152,30 +152,34 @@ fn is_version(rest: &str) -> bool {
     rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
+impl Runtime {
+    /// The variables it sets for symbol files going to `folder`, but those
+    /// the user's environment has.
+    fn settings<'a>(
+        &'a self,
+        folder: &'a Path,
+    ) -> impl Iterator<Item = (&'static str, OsString)> + 'a {
+        let values = self.env.iter().map(|&(k, v)| (k, OsString::from(v)));
+        let folders = self.folder_env.iter().map(move |&k| (k, folder.into()));
+        values
+            .chain(folders)
+            .filter(|(key, _)| std::env::var_os(key).is_none())
+    }
+}
+
 /// Every variable record sets for the program, whose symbol files go to
 /// `folder`: each runtime's, unless the user's environment has it.
 pub fn program_env(folder: &Path) -> Vec<(&'static str, OsString)> {
-    RUNTIMES
-        .iter()
-        .flat_map(|r| {
-            let values = r.env.iter().map(|&(k, v)| (k, OsString::from(v)));
-            values.chain(r.folder_env.iter().map(|&k| (k, folder.into())))
-        })
-        .filter(|(key, _)| std::env::var_os(key).is_none())
-        .collect()
+    RUNTIMES.iter().flat_map(|r| r.settings(folder)).collect()
 }
 
 /// What record says it turned on for `runtime` (the variables the user
 /// did not set, folders given as `folder`), and how to keep it off;
 /// `None` where it set nothing.
 pub fn said(runtime: &Runtime, folder: &Path) -> Option<String> {
-    let folder = folder.display().to_string();
-    let values = runtime.env.iter().copied();
-    let folders = runtime.folder_env.iter().map(|&k| (k, folder.as_str()));
-    let set: Vec<String> = values
-        .chain(folders)
-        .filter(|(key, _)| std::env::var_os(key).is_none())
-        .map(|(key, value)| format!("{key}='{value}'"))
+    let set: Vec<String> = runtime
+        .settings(folder)
+        .map(|(key, value)| format!("{key}='{}'", value.to_string_lossy()))
         .collect();
     let n = runtime.env.len() + runtime.folder_env.len();
     (!set.is_empty()).then(|| {

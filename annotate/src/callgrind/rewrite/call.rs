@@ -163,8 +163,7 @@ impl Rewriter<'_> {
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
         let Some((owner, file, out)) = self.jit_at(pos) else {
-            self.charge_to(None, 0)?;
-            self.switch_file(self.part.input.file)?;
+            self.back_home()?;
             return Ok(None);
         };
         self.part.pos.set_input(pos);

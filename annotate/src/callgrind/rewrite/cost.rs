@@ -119,8 +119,7 @@ impl Rewriter<'_> {
         let cost = first_cost(costs)?;
         self.part.pos.set_input(pos);
         let Some((owner, file, out)) = self.jit_at(pos) else {
-            self.charge_to(None, 0)?;
-            self.switch_file(self.part.input.file)?;
+            self.back_home()?;
             *self.stats.unnamed_cost.entry(addr).or_default() += cost;
             self.part.last_own = Some(pos);
             return self.copy_decoded(raw, text, terminated, before, (pos, costs));

@@ -57,7 +57,7 @@ impl Rewriter<'_> {
     /// line.
     pub(super) fn locate(&mut self, symbol: SymbolId, pos: Pos) -> (SymbolId, Option<Sym>, Pos) {
         let instr = self.cols.index(Column::Instr).map(|i| pos[i]);
-        let found = instr.and_then(|addr| self.lookup(addr, symbol));
+        let found = instr.and_then(|addr| self.lookup(addr, Some(symbol)));
         let owner = found.map_or(symbol, |(owner, _)| owner);
         let Some(li) = self.cols.index(Column::Line) else {
             return (owner, None, pos);
@@ -83,21 +83,17 @@ impl Rewriter<'_> {
     /// The symbol and row covering `addr`, remembering the addresses that
     /// share the answer: cost lines of one function hit it in a row, or
     /// at least stay in its segment (then only its rows are searched).
-    /// `near` is the symbol the address most likely belongs to.
+    /// `near` is the symbol the address most likely belongs to, if any
+    /// (none in an address-named block).
     #[inline]
-    pub(super) fn lookup(&mut self, addr: u64, near: SymbolId) -> Option<(SymbolId, Option<Row>)> {
+    pub(super) fn lookup(
+        &mut self,
+        addr: u64,
+        near: Option<SymbolId>,
+    ) -> Option<(SymbolId, Option<Row>)> {
         match &self.jit.last_found {
             Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
-            _ => self.lookup_again(addr, Some(near)),
-        }
-    }
-
-    /// [`lookup`](Self::lookup) with no symbol to look near (code of an
-    /// address-named block).
-    pub(super) fn lookup_any(&mut self, addr: u64) -> Option<(SymbolId, Option<Row>)> {
-        match &self.jit.last_found {
-            Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
-            _ => self.lookup_again(addr, None),
+            _ => self.lookup_again(addr, near),
         }
     }
 

@@ -71,12 +71,19 @@ impl Rewriter<'_> {
         Ok(())
     }
 
+    /// An address-named block's own code again: its function current,
+    /// with the input's file.
+    pub(super) fn back_home(&mut self) -> Res {
+        self.charge_to(None, 0)?;
+        self.switch_file(self.part.input.file)
+    }
+
     /// The JIT function whose code holds `pos` in an address-named block,
     /// its output file and the position with its line (see
     /// [`locate`](Self::locate)); `None` outside every JIT range.
     pub(super) fn jit_at(&mut self, pos: Pos) -> Option<(SymbolId, Option<Sym>, Pos)> {
         let addr = pos[self.cols.index(Column::Instr)?];
-        let (owner, _) = self.lookup_any(addr)?;
+        let (owner, _) = self.lookup(addr, None)?;
         Some(self.locate(owner, pos))
     }
 
