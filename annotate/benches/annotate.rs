@@ -30,7 +30,7 @@ fn jitdump(c: &mut Criterion) {
     let mut g = c.benchmark_group("jitdump");
     g.throughput(Throughput::Bytes(data.len() as u64));
     g.bench_function("read node dump", |b| {
-        b.iter(|| annotate::jitdump::read(black_box(&data)).unwrap())
+        b.iter(|| jitdump::read(black_box(&data)).unwrap())
     });
     g.bench_function("symbol table from node dump", |b| {
         b.iter(|| {

@@ -1,4 +1,4 @@
-use jit_client::jitdump::{read, Record};
+use jitdump::{read, Record};
 use std::collections::HashMap;
 fn main() {
     let data = std::fs::read(std::env::args().nth(1).unwrap()).unwrap();

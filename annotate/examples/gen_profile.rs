@@ -16,8 +16,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use jit_client::jitdump::write;
-use jit_client::jitdump::{CodeLoad, DebugEntry};
+use jitdump::write;
+use jitdump::{CodeLoad, DebugEntry};
 
 const PID: u32 = 4242;
 const JIT_BASE: u64 = 0x4000_0000;

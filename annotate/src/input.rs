@@ -146,7 +146,7 @@ fn kind(path: &Path, file: &File) -> Result<Kind> {
     if head.is_empty() {
         return Ok(Kind::Empty);
     }
-    if crate::jitdump::is_jitdump(head) {
+    if jitdump::is_jitdump(head) {
         return Ok(Kind::Jitdump);
     }
     let text = String::from_utf8_lossy(head);

@@ -11,9 +11,6 @@ pub mod command;
 pub mod input;
 pub mod memory;
 pub mod merge;
-/// The jitdump format, read with jit-client's reader (one model of the
-/// format for the writer and the reader).
-pub use jit_client::jitdump;
 mod output;
 pub mod perfmap;
 pub mod record;

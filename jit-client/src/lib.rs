@@ -31,10 +31,8 @@
 pub mod epochs;
 mod error;
 pub mod ffi;
-pub mod file_window;
 #[cfg(feature = "image")]
 pub mod image;
-pub mod jitdump;
 #[cfg(feature = "live")]
 mod live;
 pub mod live_folder;

@@ -5,7 +5,7 @@ use std::io::Write;
 /// Appends one perf map line for `[start, start+size)` to `buf`.
 pub fn line(buf: &mut Vec<u8>, start: u64, size: u64, name: &[u8]) {
     let _ = write!(buf, "{start:x} {size:x} ");
-    crate::jitdump::write::put_str(buf, name);
+    jitdump::write::put_str(buf, name);
     *buf.last_mut().expect("put_str wrote a NUL") = b'\n';
 }
 

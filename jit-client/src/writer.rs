@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::epochs::{self, Epochs};
-use crate::jitdump::{format, write, CodeLoad, DebugEntry};
 use crate::options::Options;
 use crate::{sys, valgrind};
+use jitdump::{format, write, CodeLoad, DebugEntry};
 
 /// One line of source for a range of code, by offset from the code's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
 
-use annotate::jitdump::{self, Record};
 use jit_client::{ErrorKind, LineEntry};
+use jitdump::{self, Record};
 
 use crate::util::{self, session_in};
 

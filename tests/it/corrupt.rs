@@ -1,8 +1,8 @@
 //! Broken and hostile inputs: typed errors and counted warnings, never a
 //! panic, and no allocation sized by numbers read from the file.
 
-use annotate::jitdump::{self, ProblemKind, Record};
 use annotate::symbols::{BiasMode, SymbolTable};
+use jitdump::{self, ProblemKind, Record};
 
 use crate::rewriting::Pass;
 use crate::util;

@@ -187,10 +187,10 @@ fn control_characters_in_names_read_alike_from_both_files_and_never_reach_the_te
     let at = dump.windows(7).position(|w| w == b"sum_to\0").unwrap();
     dump[at..at + 6].copy_from_slice(hostile);
     std::fs::write(dir.join("jit-9747.dump"), &dump).unwrap();
-    let parsed = annotate::jitdump::read(&dump).unwrap();
+    let parsed = jitdump::read(&dump).unwrap();
     let mut map = Vec::new();
     for (_, record) in &parsed.records {
-        if let annotate::jitdump::Record::Load(l) = record {
+        if let jitdump::Record::Load(l) = record {
             map.extend(format!("{:x} {:x} ", l.code_addr, l.code_size).bytes());
             map.extend_from_slice(l.name);
             map.push(b'\n');

@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::process::Command;
 
-use annotate::jitdump::{self, Record};
 use jit_client::{Activation, LineEntry, Options, Session};
+use jitdump::{self, Record};
 
 use crate::util::{self, session_in};
 

@@ -31,9 +31,9 @@ fn run(dir: &Path, tag: &str, args: &[&str], extra: &[&str]) -> Run {
 /// The address of the only function of a jitdump.
 fn code_addr(dump: &Path) -> u64 {
     let data = std::fs::read(dump).unwrap();
-    let parsed = annotate::jitdump::read(&data).unwrap();
+    let parsed = jitdump::read(&data).unwrap();
     let load = parsed.records.iter().find_map(|(_, r)| match r {
-        annotate::jitdump::Record::Load(load) => Some(load.code_addr),
+        jitdump::Record::Load(load) => Some(load.code_addr),
         _ => None,
     });
     load.expect("a CODE_LOAD")

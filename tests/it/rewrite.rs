@@ -454,12 +454,12 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
     // executable segments (readelf's, held independently by the oracle).
     let inside = |path: &Path| {
         let data = std::fs::read(path).unwrap();
-        let ranges: Vec<(u64, u64)> = if annotate::jitdump::is_jitdump(&data) {
-            let dump = annotate::jitdump::read(&data).unwrap();
+        let ranges: Vec<(u64, u64)> = if jitdump::is_jitdump(&data) {
+            let dump = jitdump::read(&data).unwrap();
             dump.records
                 .iter()
                 .filter_map(|(_, r)| match r {
-                    annotate::jitdump::Record::Load(l) => Some((l.code_addr, l.code_size)),
+                    jitdump::Record::Load(l) => Some((l.code_addr, l.code_size)),
                     _ => None,
                 })
                 .collect()

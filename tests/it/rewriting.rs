@@ -24,7 +24,7 @@ pub fn table_for(profile: Option<&std::path::Path>, sources: &[PathBuf]) -> Symb
     let mut table = SymbolTable::builder().outside(program);
     for path in sources {
         let data = std::fs::read(path).unwrap();
-        if annotate::jitdump::is_jitdump(&data) {
+        if jitdump::is_jitdump(&data) {
             table
                 .add_jitdump(path.clone(), &data, BiasMode::Detect)
                 .unwrap();

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use annotate::jitdump::scan::{self, EntrySpan, Item};
-use annotate::jitdump::{self, Record};
 use annotate::symbols::{BiasMode, SymbolTable};
-use jit_client::jitdump::write;
-use jit_client::jitdump::{CodeLoad, DebugEntry};
+use jitdump::scan::{self, EntrySpan, Item};
+use jitdump::write;
+use jitdump::{self, Record};
+use jitdump::{CodeLoad, DebugEntry};
 
 use crate::util;
 

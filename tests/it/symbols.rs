@@ -2,8 +2,8 @@
 //! on jitdumps built with jit-client's own encoder.
 
 use annotate::symbols::{BiasMode, SymbolTable};
-use jit_client::jitdump::write;
-use jit_client::jitdump::{CodeLoad, DebugEntry};
+use jitdump::write;
+use jitdump::{CodeLoad, DebugEntry};
 
 fn header() -> Vec<u8> {
     let mut buf = Vec::new();

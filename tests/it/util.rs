@@ -320,16 +320,14 @@ pub fn c_program(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Names of the CODE_LOADs in a jitdump, and the damage found.
-pub fn dump_names(path: &Path) -> (Vec<String>, Vec<annotate::jitdump::Problem>) {
+pub fn dump_names(path: &Path) -> (Vec<String>, Vec<jitdump::Problem>) {
     let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let dump = annotate::jitdump::read(&data).unwrap();
+    let dump = jitdump::read(&data).unwrap();
     let names = dump
         .records
         .iter()
         .filter_map(|(_, r)| match r {
-            annotate::jitdump::Record::Load(l) => {
-                Some(String::from_utf8_lossy(l.name).into_owned())
-            }
+            jitdump::Record::Load(l) => Some(String::from_utf8_lossy(l.name).into_owned()),
             _ => None,
         })
         .collect();

@@ -119,10 +119,10 @@ impl Evidence {
 fn jitdump_evidence(input: &Input) -> (Option<u32>, Option<SystemTime>) {
     let mut head = vec![0; 4096];
     let n = std::os::unix::fs::FileExt::read_at(&input.file, &mut head, 0).unwrap_or(0);
-    let Ok(header) = crate::jitdump::read_header(&head[..n]) else {
+    let Ok(header) = jitdump::read_header(&head[..n]) else {
         return (None, None);
     };
-    let monotonic = header.flags & crate::jitdump::format::FLAG_ARCH_TIMESTAMP == 0;
+    let monotonic = header.flags & jitdump::format::FLAG_ARCH_TIMESTAMP == 0;
     let created = monotonic
         .then(|| wall_time_of_monotonic(header.timestamp))
         .flatten();

@@ -5,8 +5,8 @@
 //! records say, never per record: a function of jit-client whose first line
 //! entry happens to sit 0x40 bytes in must keep its lines.
 
-use crate::jitdump::scan::EntrySpan;
-use crate::jitdump::Header;
+use jitdump::scan::EntrySpan;
+use jitdump::Header;
 
 /// The bias of 64-bit writers.
 const ELF64_BIAS: u64 = 0x40;
@@ -128,7 +128,7 @@ pub fn decide(header: &Header, evidence: &Evidence, mode: BiasMode) -> Decision 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jitdump::DebugEntry;
+    use jitdump::DebugEntry;
 
     fn header(reserved: u32) -> Header {
         Header {
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn jit_client_files_never_get_the_bias() {
-        let mark = crate::jitdump::format::JIT_CLIENT_MARK;
+        let mark = jitdump::format::JIT_CLIENT_MARK;
         assert_eq!(shift_for(mark, [0x40, 0x40]), 0);
     }
 
@@ -215,7 +215,7 @@ mod tests {
         let b = [entry(0x2048), entry(0x2050)];
         let two = decided(V8_MARK, &[(0x1000, 0x100, &a), (0x2000, 0x100, &b)]);
         assert_eq!((two.shift, two.records), (0x40, 2));
-        let mark = crate::jitdump::format::JIT_CLIENT_MARK;
+        let mark = jitdump::format::JIT_CLIENT_MARK;
         let ours = decided(mark, &[(0x1000, 0x100, &a), (0x2000, 0x100, &b)]);
         assert_eq!((ours.shift, ours.records), (0, 0));
     }

@@ -5,8 +5,8 @@
 use std::os::unix::fs::FileExt;
 
 use super::{Entry, FileId, Row, SourceKind, Symbol, SymbolId, SymbolTable, NO_DEBUG};
-use crate::jitdump::scan::{parse_record, record_at};
-use crate::jitdump::{DebugEntry, Record};
+use jitdump::scan::{parse_record, record_at};
+use jitdump::{DebugEntry, Record};
 
 /// The symbol of entry `id`. A file that no longer holds what the index
 /// saw (it changed meanwhile) gives a symbol named after its address, and

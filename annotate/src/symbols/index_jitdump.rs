@@ -1,4 +1,4 @@
-//! Indexing a jitdump in one pass (`jit_client::jitdump::scan`): each
+//! Indexing a jitdump in one pass (`jitdump::scan`): each
 //! CODE_LOAD becomes an entry holding the offsets of its record and of its
 //! DEBUG_INFO (matched by address, else the record just before, as perf
 //! and samply do); each CODE_MOVE a copy of the moved load's entry at its
@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::bias::Evidence;
 use super::{BiasMode, Entry, ReadError, SymbolTable, NO_DEBUG};
-use crate::jitdump::scan::{self, EntrySpan, Item};
+use jitdump::scan::{self, EntrySpan, Item};
 
 /// A DEBUG_INFO's offset and span.
 type Debug = (u64, Option<EntrySpan>);

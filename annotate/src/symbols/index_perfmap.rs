@@ -6,7 +6,7 @@ use memchr::memchr_iter;
 
 use super::{Entry, SymbolTable, NO_DEBUG};
 use crate::perfmap;
-use jit_client::file_window::Window;
+use jitdump::file_window::Window;
 
 /// Bytes asked of the window at a time (lines are far shorter).
 const STEP: usize = 1 << 20;

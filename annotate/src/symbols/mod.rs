@@ -56,7 +56,7 @@ pub struct Source {
     /// The open file, read again for the ranges a profile touches.
     file: File,
     /// A jitdump's header (its byte order).
-    header: Option<crate::jitdump::Header>,
+    header: Option<jitdump::Header>,
     /// The +0x40 bias decided for a jitdump.
     shift: u64,
 }
@@ -244,7 +244,7 @@ pub struct SymbolTableBuilder {
 }
 
 /// A symbol file that could not be read.
-pub type ReadError = crate::jitdump::scan::ScanError;
+pub type ReadError = jitdump::scan::ScanError;
 
 impl SymbolTableBuilder {
     /// Keeps only the code live in one epoch: per symbol file name, the
@@ -337,15 +337,15 @@ impl SymbolTableBuilder {
         path: PathBuf,
         data: &[u8],
         bias: BiasMode,
-    ) -> Result<(), crate::jitdump::ReadError> {
-        let file = file_holding(data).map_err(|_| crate::jitdump::ReadError {
+    ) -> Result<(), jitdump::ReadError> {
+        let file = file_holding(data).map_err(|_| jitdump::ReadError {
             offset: 0,
             message: "cannot hold the bytes in a temporary file",
         })?;
         self.add_jitdump_file(path, file, bias)
             .map_err(|e| match e {
                 ReadError::Format(e) => e,
-                ReadError::Io(_) => crate::jitdump::ReadError {
+                ReadError::Io(_) => jitdump::ReadError {
                     offset: 0,
                     message: "cannot read the temporary file",
                 },

@@ -127,7 +127,7 @@ pub fn write(image: &Image) -> object::write::Result<Elf> {
         os_abi: elf::ELFOSABI_NONE,
         abi_version: 0,
         e_type: elf::ET_DYN,
-        e_machine: crate::jitdump::format::elf_machine() as u16,
+        e_machine: jitdump::format::elf_machine() as u16,
         e_entry: 0,
         e_flags: 0,
     })?;

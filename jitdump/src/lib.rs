@@ -1,14 +1,22 @@
-//! The jitdump format (perf's file format for JIT code), in one place: its
-//! layout ([`format`]), the records both sides share (here), an encoder
-//! ([`write`], used by this crate's writer) and two readers: [`read`], of a
-//! file held in memory, and [`scan`], of a file too large to hold, used by
-//! the `callgrind-jit` tool.
+//! The jitdump format (perf's file format for JIT code), in one place for
+//! the side that writes it (jit-client, inside a JIT) and the side that
+//! reads it (the `callgrind-jit` tool): its layout ([`format`]), the
+//! records both share (here), an encoder ([`write`]) and, with the `read`
+//! feature, two readers: [`read`], of a file held in memory, and
+//! [`scan`], of a file too large to hold. A JIT links only the first
+//! three; the readers bring the parser (`nom`).
+#![warn(missing_docs)]
 
+#[cfg(feature = "read")]
+pub mod file_window;
 pub mod format;
+#[cfg(feature = "read")]
 pub mod read;
+#[cfg(feature = "read")]
 pub mod scan;
 pub mod write;
 
+#[cfg(feature = "read")]
 pub use read::{
     is_jitdump, read, read_header, Header, Jitdump, Move, Problem, ProblemKind, ReadError, Record,
 };
