@@ -2,34 +2,12 @@
 //! cleared at each part, plus an interner so names compare by number.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// FNV-1a: names are short and trusted not to be adversarial about hash
-/// collisions here (a slow map would only be slow), and SipHash showed up
-/// as the rewriter's top cost.
-#[derive(Default)]
-pub struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A hash map keyed by names or ids.
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+/// A hash map keyed by names or ids: rustc's Fx hash, as names are short
+/// and trusted not to be adversarial about collisions here (a slow map
+/// would only be slow), where SipHash showed up as the rewriter's top
+/// cost.
+pub type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// An interned name: names compare by this number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -278,15 +256,5 @@ mod tests {
             space.ids.get(9).map(|e| (e.sym, e.emitted)),
             Some((a, false))
         );
-    }
-
-    #[test]
-    fn the_hasher_is_fnv_1a() {
-        let mut h = Fnv::default();
-        h.write(b"a");
-        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
-        let mut empty = Fnv::default();
-        empty.write(b"");
-        assert_eq!(empty.finish(), 0xcbf2_9ce4_8422_2325);
     }
 }
