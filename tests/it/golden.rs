@@ -1,8 +1,10 @@
 //! Small golden cases of the rewriter: `tests/data/<case>/` holds `input`
 //! (a callgrind profile), its symbol files (`*.dump`, `*.map`) and
-//! `expected` (the rewrite, with the data folder written `$DATA`). The
-//! oracle is held to each case by a test of its own. `BLESS=1 cargo test golden` writes the
-//! `expected` files anew: read the diff before committing it.
+//! `expected` (the rewrite, with the data folder written `$DATA`). Each
+//! case is a module of two tests: its rewrite against `expected`
+//! (expect-test shows the difference; `UPDATE_EXPECT=1 cargo test golden`
+//! writes the files anew: read the diff before committing it), and the
+//! oracle on it, in both modes.
 
 use std::path::{Path, PathBuf};
 
@@ -55,60 +57,76 @@ fn exact_rewrite(input: &str, sources: &[PathBuf]) -> String {
     String::from_utf8(output).unwrap()
 }
 
-#[test]
-fn the_oracle_holds_on_the_golden_cases() {
-    let mut folded = 0;
-    for dir in cases() {
-        let (input, output, stats) = rewrite_case(&dir);
-        let symbols = oracle::Symbols::read(&sources(&dir));
-        let name = dir.display().to_string();
-        oracle::check(&name, &input, &output, &symbols);
-        let exact = exact_rewrite(&input, &sources(&dir));
-        oracle::check(&format!("{name} (exact mode)"), &input, &exact, &symbols);
-        let want = oracle::folded_calls(&input, &symbols);
-        assert_eq!(stats.folded_calls, want, "{name}: folded calls");
-        let (total, jit) = oracle::self_costs(&input, &symbols);
-        assert_eq!(
-            (stats.total, stats.jit_total()),
-            (total, jit),
-            "{name}: summary"
-        );
-        folded += want;
-    }
-    assert!(folded > 0, "no golden case folds a call");
+/// The oracle on one case, in both modes; gives the calls it folds.
+fn oracle_holds(dir: &Path) -> u64 {
+    let (input, output, stats) = rewrite_case(dir);
+    let symbols = oracle::Symbols::read(&sources(dir));
+    let name = dir.display().to_string();
+    oracle::check(&name, &input, &output, &symbols);
+    let exact = exact_rewrite(&input, &sources(dir));
+    oracle::check(&format!("{name} (exact mode)"), &input, &exact, &symbols);
+    let want = oracle::folded_calls(&input, &symbols);
+    assert_eq!(stats.folded_calls, want, "{name}: folded calls");
+    let (total, jit) = oracle::self_costs(&input, &symbols);
+    assert_eq!(
+        (stats.total, stats.jit_total()),
+        (total, jit),
+        "{name}: summary"
+    );
+    want
+}
+
+/// One case's rewrite against its `expected` file.
+fn rewrites_as_expected(dir: &Path) {
+    let data = root().join("tests/data");
+    let (_, output, _) = rewrite_case(dir);
+    let portable = output.replace(&data.display().to_string(), "$DATA");
+    expect_test::expect_file![dir.join("expected")].assert_eq(&portable);
+}
+
+/// A module of two tests for each case folder, named as the folder.
+macro_rules! cases {
+    ($($module:ident = $folder:literal,)*) => {
+        const FOLDERS: &[&str] = &[$($folder),*];
+        $(mod $module {
+            use super::*;
+            fn dir() -> PathBuf {
+                root().join("tests/data").join($folder)
+            }
+            #[test]
+            fn rewrites_as_expected() {
+                super::rewrites_as_expected(&dir());
+            }
+            #[test]
+            fn the_oracle_holds() {
+                oracle_holds(&dir());
+            }
+        })*
+    };
+}
+
+cases! {
+    calls = "calls",
+    fold_and_suffix = "fold-and-suffix",
+    jumps = "jumps",
+    line_only = "line-only",
+    no_compression = "no-compression",
+    relative_after_jit = "relative-after-jit",
 }
 
 #[test]
-fn golden_cases_rewrite_as_expected() {
-    let bless = std::env::var_os("BLESS").is_some();
-    let data = root().join("tests/data");
-    let cases = cases();
-    assert!(cases.len() >= 4, "golden cases missing");
-    for dir in cases {
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let (_, output, _) = rewrite_case(&dir);
-        let portable = output.replace(&data.display().to_string(), "$DATA");
-        let expected = dir.join("expected");
-        if bless {
-            std::fs::write(&expected, &portable).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&expected)
-            .unwrap_or_else(|e| panic!("{name}: {e} (BLESS=1 writes it)"));
-        if let Some((i, (w, g))) = want
-            .lines()
-            .zip(portable.lines())
-            .enumerate()
-            .find(|(_, (w, g))| w != g)
-        {
-            panic!("{name}: line {}:\nexpected: {w}\noutput:   {g}", i + 1);
-        }
-        assert_eq!(
-            want.lines().count(),
-            portable.lines().count(),
-            "{name}: line count"
-        );
-    }
+fn every_case_folder_has_its_tests() {
+    let named: Vec<PathBuf> = FOLDERS
+        .iter()
+        .map(|f| root().join("tests/data").join(f))
+        .collect();
+    assert_eq!(cases(), named, "a case folder without its line in cases!");
+}
+
+#[test]
+fn some_golden_case_folds_a_call() {
+    let folded: u64 = cases().iter().map(|dir| oracle_holds(dir)).sum();
+    assert!(folded > 0, "no golden case folds a call");
 }
 
 #[test]
