@@ -4,7 +4,6 @@
 //! still held belongs to a running process, whatever its pid says.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -91,15 +90,12 @@ fn take_lock(folder: &Path) -> std::io::Result<Option<Option<File>>> {
         }
         Err(e) => return Err(e),
     };
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(Some(Some(lock)));
+    // An exclusive flock, as jit-client takes it.
+    match lock.try_lock() {
+        Ok(()) => Ok(Some(Some(lock))),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
-    let e = std::io::Error::last_os_error();
-    if e.kind() == std::io::ErrorKind::WouldBlock {
-        return Ok(None);
-    }
-    Err(e)
 }
 
 /// Removes the files live mode makes (regular files only), then the

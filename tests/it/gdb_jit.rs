@@ -295,9 +295,9 @@ fn postgres() -> Option<PathBuf> {
         .ok()?
         .status
         .success();
-    (has_user && unsafe { libc::geteuid() } == 0)
-        .then(|| found.pop())
-        .flatten()
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    (has_user && root).then(|| found.pop()).flatten()
 }
 
 #[test]

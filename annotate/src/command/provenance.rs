@@ -59,6 +59,8 @@ impl Trust {
 
 /// The login name of `uid`, else the number.
 pub fn user_name(uid: u32) -> String {
+    // SAFETY: passwd is plain C data (integers and pointers), for which
+    // all zero bytes is a valid value.
     let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 4096];
     let mut found: *mut libc::passwd = std::ptr::null_mut();

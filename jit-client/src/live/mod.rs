@@ -299,15 +299,15 @@ fn lock_dir(dir: &std::path::Path) -> io::Result<File> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(dir.join(live_folder::LOCK_FILE))?;
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("{} is in use by another process ({e})", dir.display()),
-        ));
+    // An exclusive flock (std's lock on Linux), as `clean` tests it.
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            format!("{} is in use by another process", dir.display()),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
-    Ok(lock)
 }
 
 fn check_own_dir(dir: &std::path::Path) -> io::Result<()> {

@@ -22,6 +22,7 @@ impl Classify for Avx2 {
     #[inline(always)]
     fn masks(block: &[u8; BLOCK]) -> Masks {
         // SAFETY: only reached from `breaks`, compiled for AVX2.
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         unsafe { masks(block) }
     }
 }
@@ -38,7 +39,8 @@ pub(super) fn masks(block: &[u8; BLOCK]) -> Masks {
     m
 }
 
-/// 32 bytes; only used in code compiled for AVX2.
+/// 32 bytes. Made only in `half_masks`, compiled for AVX2, and never
+/// returned from it (the trait's promise).
 #[derive(Clone, Copy)]
 struct Wide(__m256i);
 
@@ -47,15 +49,17 @@ fn half_masks(v: __m256i) -> Masks {
     classes(Wide(v))
 }
 
-// SAFETY (every method): `Wide` exists only inside functions compiled
-// for AVX2, where these inline.
-impl Lanes for Wide {
+// SAFETY: `Wide` exists only inside `half_masks`, compiled for AVX2,
+// where these methods inline; so AVX2 is there wherever they run.
+unsafe impl Lanes for Wide {
     #[inline(always)]
     fn is(self, c: u8) -> Self {
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         Wide(unsafe { _mm256_cmpeq_epi8(self.0, _mm256_set1_epi8(c as i8)) })
     }
     #[inline(always)]
     fn within(self, lo: u8, hi: u8) -> Self {
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         Wide(unsafe {
             let above = _mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(lo as i8 - 1));
             _mm256_andnot_si256(_mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(hi as i8)), above)
@@ -63,14 +67,17 @@ impl Lanes for Wide {
     }
     #[inline(always)]
     fn or(self, other: Self) -> Self {
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         Wide(unsafe { _mm256_or_si256(self.0, other.0) })
     }
     #[inline(always)]
     fn lower(self) -> Self {
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         Wide(unsafe { _mm256_or_si256(self.0, _mm256_set1_epi8(0x20)) })
     }
     #[inline(always)]
     fn bits(self) -> u64 {
+        // SAFETY: AVX2 is enabled where a `Wide` exists (see the impl).
         u64::from(unsafe { _mm256_movemask_epi8(self.0) } as u32)
     }
 }

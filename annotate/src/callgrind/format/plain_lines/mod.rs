@@ -342,7 +342,14 @@ impl Masks {
 }
 
 /// A vector of bytes, with what [`classes`] needs of it.
-trait Lanes: Copy {
+///
+/// # Safety
+///
+/// The methods are safe to call, so an implementor promises that they
+/// are sound wherever a value of the type exists: a type whose methods
+/// need a CPU feature must only be made inside code compiled with it, and
+/// never leave it.
+unsafe trait Lanes: Copy {
     /// All ones in the bytes equal to `c`.
     fn is(self, c: u8) -> Self;
     /// All ones in the bytes in `lo..=hi` (ASCII, compared signed: bytes

@@ -10,14 +10,16 @@ pub(super) fn masks(chunk: &[u8; 16]) -> Masks {
     classes(unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) })
 }
 
-// SAFETY (every method): SSE2 is present on every x86-64 CPU.
-impl Lanes for __m128i {
+// SAFETY: SSE2 is part of x86-64: every CPU this runs on has it.
+unsafe impl Lanes for __m128i {
     #[inline(always)]
     fn is(self, c: u8) -> Self {
+        // SAFETY: SSE2 is part of x86-64.
         unsafe { _mm_cmpeq_epi8(self, _mm_set1_epi8(c as i8)) }
     }
     #[inline(always)]
     fn within(self, lo: u8, hi: u8) -> Self {
+        // SAFETY: SSE2 is part of x86-64.
         unsafe {
             let above = _mm_cmpgt_epi8(self, _mm_set1_epi8(lo as i8 - 1));
             _mm_and_si128(above, _mm_cmplt_epi8(self, _mm_set1_epi8(hi as i8 + 1)))
@@ -25,14 +27,17 @@ impl Lanes for __m128i {
     }
     #[inline(always)]
     fn or(self, other: Self) -> Self {
+        // SAFETY: SSE2 is part of x86-64.
         unsafe { _mm_or_si128(self, other) }
     }
     #[inline(always)]
     fn lower(self) -> Self {
+        // SAFETY: SSE2 is part of x86-64.
         unsafe { _mm_or_si128(self, _mm_set1_epi8(0x20)) }
     }
     #[inline(always)]
     fn bits(self) -> u64 {
+        // SAFETY: SSE2 is part of x86-64.
         u64::from(unsafe { _mm_movemask_epi8(self) } as u16)
     }
 }
