@@ -34,7 +34,12 @@ pub fn render(report: &Report) -> String {
         } else {
             format!("'{}'", out.display())
         };
-        let _ = writeln!(s, "wrote {out} (from '{}')", input.display());
+        let _ = writeln!(
+            s,
+            "wrote {out} (from '{}'{})",
+            input.display(),
+            reads(stats)
+        );
         if let Some((image, functions)) = code_image {
             let _ = writeln!(
                 s,
@@ -58,6 +63,19 @@ pub fn render(report: &Report) -> String {
     costs(&mut s, table, &all);
     problems(&mut s, table, &all);
     s
+}
+
+/// How often a profile was read, where more than once, and why.
+fn reads(stats: &Stats) -> String {
+    if stats.reads.len() <= 1 {
+        return String::new();
+    }
+    let again: Vec<&str> = stats.reads[1..].iter().map(|r| r.why()).collect();
+    format!(
+        "; read {} times: again for {}",
+        stats.reads.len(),
+        again.join(", then ")
+    )
 }
 
 /// Which symbol files name the process's profiles, and why; and what the

@@ -252,6 +252,7 @@ fn code_loaded_over_code_is_named_per_epoch() {
         "{said}"
     );
     assert!(!said.contains("without epochs"), "{said}");
+    assert!(!said.contains("; read "), "each part is read once: {said}");
     // --merge: both parts in one, which callgrind_annotate reads (it
     // cannot read callgrind's own second part: a line goes below zero).
     let out = util::annotate(&dir, &["--merge", &first, &last]);
@@ -293,6 +294,10 @@ fn epochs_combined_in_one_file_are_named_as_without_them_and_said_so() {
     assert!(out.status.success(), "{said}");
     assert!(
         said.contains("1 profiles hold several epochs in one file (--combine-dumps=yes)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("; read 2 times: again for several epochs in one file)"),
         "{said}"
     );
     // Named with every load (the last wins), and the reuse warned of.

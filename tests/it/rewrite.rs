@@ -2,6 +2,7 @@
 //! JIT function in both readers' rules, untouched input when nothing is
 //! known, and callgrind_annotate (the real one) reading the result.
 
+use annotate::callgrind::Reading;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -358,6 +359,9 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
     let sources = [dump, util::fixture("node-fib/perf-13064.map")];
     let (out, stats) = annotate_fixture(&dir, &profile, &sources);
     assert!(stats.jit_cost.len() > 200, "{}", stats.jit_cost.len());
+    // V8 resumes functions by calls into their middle: the re-entry plan
+    // reads the profile a second time, never a third.
+    assert_eq!(stats.reads, [Reading::First, Reading::Reentry]);
     let report = util::callgrind_annotate(&out, &["--threshold=100"]);
     assert!(report.contains("/tmp/nd/fib.js:fib'2 ["), "{report}");
     assert!(report.contains("/tmp/nd/fib.js:sumTo ["), "{report}");
@@ -489,5 +493,32 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
     assert!(
         report.contains("Builtins_InterpreterPushUndefinedAndArgsThenCall"),
         "{report}"
+    );
+}
+
+#[test]
+fn a_profile_is_read_once_unless_re_entry_or_its_layout_asks_again() {
+    let reads = |profile: &Path, sources: &[PathBuf]| {
+        let input = std::fs::read(profile).unwrap();
+        rewrite_bytes(&input, &table(sources), 1 << 16).1.reads
+    };
+    // Nothing to name: one reading.
+    let demo = util::fixture("c-demo/callgrind.out.9747");
+    assert_eq!(reads(&demo, &[]), [Reading::First]);
+    // MoarVM's JIT resumes nothing: one reading with its symbols too.
+    let moar = util::fixture("moarvm-words/callgrind.out.2422");
+    let moar_map = files("moarvm-words", &["perf-2422.map"]);
+    assert_eq!(reads(&moar, &moar_map), [Reading::First]);
+    // A function starting with a relative position (not callgrind's own
+    // layout): the lazy reading stops, the exact one starts over.
+    let case = util::root().join("tests/data/relative-after-jit");
+    let sources: Vec<PathBuf> = std::fs::read_dir(&case)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dump" || e == "map"))
+        .collect();
+    assert_eq!(
+        reads(&case.join("input"), &sources),
+        [Reading::First, Reading::ExactPositions]
     );
 }

@@ -28,7 +28,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
 pub use error::RewriteError;
-pub use stats::{Ending, Stats};
+pub use stats::{Ending, Reading, Stats};
 
 use crate::symbols::SymbolTable;
 use error::error;
@@ -93,7 +93,12 @@ where
     match passes::lazy(&mut input, &mut output, table) {
         Err(RewriteError::NeedsExactMode { .. }) => {
             again(&mut input, &mut output)?;
-            passes::exact(input, output, table)
+            let mut stats = passes::exact(input, output, table)?;
+            // The lazy reading stopped part way; the exact one's first
+            // reading is the profile's second.
+            stats.reads[0] = Reading::ExactPositions;
+            stats.reads.insert(0, Reading::First);
+            Ok(stats)
         }
         result => result,
     }
@@ -146,14 +151,18 @@ where
     W: Output + Send,
 {
     let state = rewrite::reentry::State::default();
-    match run(&mut input, &mut output, table, tracking, state)? {
+    let mut stats = match run(&mut input, &mut output, table, tracking, state)? {
         (_, Some(plan)) if plan.takes_out() => {
             again(&mut input, &mut output)?;
             let state = rewrite::reentry::State::taking(plan);
-            run(input, output, table, tracking, state).map(|(stats, _)| stats)
+            let (mut stats, _) = run(input, output, table, tracking, state)?;
+            stats.reads.push(Reading::Reentry);
+            stats
         }
-        (stats, _) => Ok(stats),
-    }
+        (stats, _) => stats,
+    };
+    stats.reads.insert(0, Reading::First);
+    Ok(stats)
 }
 
 /// One pass: input read and output written on threads of their own

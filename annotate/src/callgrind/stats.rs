@@ -16,6 +16,35 @@ pub enum Ending {
     CutLine,
 }
 
+/// Why a profile was read (once more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// The first reading.
+    First,
+    /// Again with every position decoded: the profile is not laid out as
+    /// callgrind lays it out (a function starting with a relative
+    /// position).
+    ExactPositions,
+    /// Again to take continuations out of the arcs holding them, or to
+    /// write entry points as calls (the re-entry plan).
+    Reentry,
+    /// Again with every epoch's symbols: the file holds several epochs
+    /// (`--combine-dumps`).
+    CombinedEpochs,
+}
+
+impl Reading {
+    /// Why, in the summary's words.
+    pub fn why(self) -> &'static str {
+        match self {
+            Reading::First => "first",
+            Reading::ExactPositions => "positions not laid out as callgrind writes them",
+            Reading::Reentry => "continuations to take out of arcs",
+            Reading::CombinedEpochs => "several epochs in one file",
+        }
+    }
+}
+
 /// Counts gathered while rewriting one profile.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -59,6 +88,8 @@ pub struct Stats {
     pub unknown_lines: u64,
     /// Whether the profile ends as callgrind ends one.
     pub ending: Ending,
+    /// Each time the profile was read from its start, and why.
+    pub reads: Vec<Reading>,
 }
 
 impl Stats {
@@ -119,6 +150,7 @@ impl Stats {
         if self.ending == Ending::Complete {
             self.ending = other.ending;
         }
+        self.reads.extend(&other.reads);
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::{load_symbols, rewrite_one, Request, Rewritten};
+use crate::callgrind::Reading;
 use crate::input::{self, Input};
 use crate::symbols::SymbolTable;
 
@@ -41,6 +42,11 @@ pub(super) fn rewrite(
     if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
         let mut named = rewrite_one(request, profile, whole, protected)?;
         named.stats.combined_epochs = 1;
+        let again = named.stats.reads.iter().map(|&r| match r {
+            Reading::First => Reading::CombinedEpochs,
+            r => r,
+        });
+        named.stats.reads = rewritten.stats.reads.iter().copied().chain(again).collect();
         return Ok(named);
     }
     let ids = whole.ids_of(&epoch, rewritten.stats.jit_cost.keys().copied());
