@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::error::ErrorKind;
-use crate::session::{global, global_if_open};
+use crate::global::{global, global_if_open};
 use crate::writer::LineEntry;
 
 /// Success (also returned when the session is off).

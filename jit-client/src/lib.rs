@@ -31,6 +31,7 @@
 pub mod epochs;
 mod error;
 pub mod ffi;
+mod global;
 #[cfg(feature = "image")]
 pub mod image;
 #[cfg(feature = "live")]
@@ -44,8 +45,9 @@ mod valgrind;
 mod writer;
 
 pub use error::{Error, ErrorKind, Result};
+pub use global::global;
 pub use live_folder::dir_for as live_dir;
 pub use options::{Activation, Options};
-pub use session::{global, Session};
+pub use session::Session;
 pub use valgrind::running_on_valgrind;
 pub use writer::LineEntry;

@@ -1,7 +1,7 @@
 //! [`Session`]: the JIT-facing API, safe to call from any thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::{Activation, Options};
@@ -380,28 +380,5 @@ pub(crate) fn checked_range(addr: usize, size: usize) -> Result<()> {
             ErrorKind::InvalidArgument,
             "code range wraps around the address space",
         )),
-    }
-}
-
-static GLOBAL: OnceLock<Session> = OnceLock::new();
-
-/// The process-wide session, opened from the environment on first use
-/// ([`Options::from_env`]) and closed at process exit. The C ABI uses it.
-pub fn global() -> &'static Session {
-    GLOBAL.get_or_init(|| {
-        // SAFETY: registering a plain extern "C" function without captures.
-        unsafe { libc::atexit(close_global_at_exit) };
-        Session::open(Options::from_env())
-    })
-}
-
-/// The process-wide session if it was opened already.
-pub(crate) fn global_if_open() -> Option<&'static Session> {
-    GLOBAL.get()
-}
-
-extern "C" fn close_global_at_exit() {
-    if let Some(session) = GLOBAL.get() {
-        session.close_at_exit();
     }
 }

@@ -4,6 +4,8 @@
 
 mod descendants;
 mod gdb_jit;
+mod hottest;
+pub use hottest::{relative, top_list};
 mod inclusive;
 mod out_file;
 pub mod runtimes;
@@ -19,7 +21,7 @@ use std::time::SystemTime;
 use anyhow::{Context, Result};
 
 use crate::cli::{RecordArgs, UsageError};
-use crate::command::{annotate, NoSymbols, Report, Request, Rewritten};
+use crate::command::{annotate, NoSymbols, Report, Request};
 pub use out_file::OutFile;
 
 /// What `record` did.
@@ -333,93 +335,4 @@ fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
         None => {}
     }
     groups
-}
-
-/// `path` relative to `cwd` (the current folder) when it lies below it,
-/// so the list reads the same on every machine.
-pub fn relative<'p>(path: &'p Path, cwd: Option<&Path>) -> &'p Path {
-    cwd.and_then(|cwd| path.strip_prefix(cwd).ok())
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(path)
-}
-
-/// The hottest JIT functions as `inclusive%  self%  name  (file:line)`
-/// lines, by inclusive cost as callers recorded it (read back from the
-/// outputs; self cost where they cannot be read), then self cost.
-pub fn top_list(report: &Report, top: usize) -> String {
-    let table = &report.symbols;
-    let cwd = std::env::current_dir().ok();
-    let inclusive = inclusive_of(report);
-    let mut total = 0;
-    let mut by_function: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
-    for Rewritten { stats, .. } in &report.profiles {
-        total += stats.total;
-        for (&symbol, &cost) in &stats.jit_cost {
-            let s = table.symbol(symbol);
-            let file = s.file.map(|f| table.file(f));
-            let file = file.as_deref().unwrap_or("<jit>");
-            let incl = inclusive
-                .get(&(file.to_string(), s.name.clone()))
-                .copied()
-                .unwrap_or(0);
-            let file = relative(Path::new(file), cwd.as_deref())
-                .display()
-                .to_string();
-            let location = if s.line > 0 {
-                format!("{file}:{}", s.line)
-            } else {
-                file.to_string()
-            };
-            let entry = by_function.entry((s.name.clone(), location)).or_default();
-            entry.0 += cost;
-            entry.1 = entry.1.max(incl);
-        }
-    }
-    let mut rows: Vec<_> = by_function
-        .into_iter()
-        .map(|(key, (own, incl))| (key, own, incl.max(own)))
-        .collect();
-    rows.sort_by(|a, b| (b.2, b.1).cmp(&(a.2, a.1)).then_with(|| a.0.cmp(&b.0)));
-    let share = |cost: u64| match total {
-        0 => 0.0,
-        t => cost as f64 * 100.0 / t as f64,
-    };
-    let mut out = String::new();
-    for ((name, location), own, incl) in rows.into_iter().take(top) {
-        out.push_str(&format!(
-            "{:6.2}%  {:6.2}%  {name}  ({location})\n",
-            share(incl),
-            share(own)
-        ));
-    }
-    out
-}
-
-/// Inclusive cost by JIT function (file, name: its first activation's;
-/// deeper ones, `'2`, are inside it), summed over the process's outputs.
-fn inclusive_of(report: &Report) -> std::collections::HashMap<(String, String), u64> {
-    let mut objects: std::collections::HashSet<String> = report
-        .symbols
-        .sources()
-        .iter()
-        .map(|s| s.object.clone())
-        .collect();
-    for Rewritten { code_image, .. } in &report.profiles {
-        if let Some((image, _)) = code_image {
-            let image = std::path::absolute(image).unwrap_or_else(|_| image.clone());
-            objects.insert(image.display().to_string());
-        }
-    }
-    let outputs: Vec<&Path> = report
-        .profiles
-        .iter()
-        .map(|p| p.output.as_path())
-        .filter(|p| p.as_os_str() != "-")
-        .collect();
-    let costs = inclusive::of_profiles(&outputs, &objects).unwrap_or_default();
-    let mut by_function = std::collections::HashMap::new();
-    for ((_, file, name), costs) in costs {
-        *by_function.entry((file, name)).or_default() += costs.inclusive();
-    }
-    by_function
 }

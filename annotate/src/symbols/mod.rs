@@ -13,6 +13,7 @@
 //! the number of ranges, never with the files' size.
 
 mod bias;
+mod builder;
 mod decode;
 mod decoded;
 mod demangle;
@@ -23,6 +24,7 @@ pub mod mapped;
 mod modules;
 pub mod runtime_names;
 mod segments;
+mod symbol;
 mod twins;
 
 use std::cell::RefCell;
@@ -33,7 +35,9 @@ use std::sync::Arc;
 use indexmap::IndexSet;
 
 pub use bias::{BiasMode, Decision, Writer};
+pub use builder::{ReadError, SymbolTableBuilder};
 use segments::Index;
+pub use symbol::{FileId, Hit, Row, Symbol, SymbolId};
 
 /// Where symbols came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,119 +84,6 @@ struct Entry {
 /// [`Entry::debug`] of a range without DEBUG_INFO.
 const NO_DEBUG: u64 = u64::MAX;
 
-/// A source line for instructions from `offset` up to the next row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Row {
-    /// Offset from the symbol's start.
-    pub offset: u64,
-    /// Source line; 0 means no location (a sentinel).
-    pub line: u32,
-    /// Index of the file in the table's file list.
-    pub file: FileId,
-}
-
-/// One JIT code range.
-#[derive(Clone, Debug)]
-pub struct Symbol {
-    /// Function name (split from the runtime's convention).
-    pub name: String,
-    /// File index of the function's source file, if known.
-    pub file: Option<FileId>,
-    /// Declaration line (from the name or the first row), 0 if unknown.
-    pub line: u32,
-    /// Start address.
-    pub start: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// Line rows by offset (empty without DEBUG_INFO).
-    pub rows: Vec<Row>,
-    /// Index of the source this came from.
-    pub source: usize,
-}
-
-impl Symbol {
-    /// The source row covering `addr`, if it carries a line.
-    pub fn row_at(&self, addr: u64) -> Option<Row> {
-        self.row_span(addr).1
-    }
-
-    /// [`Symbol::row_at`], with the addresses that share its answer.
-    pub fn row_span(&self, addr: u64) -> (std::ops::Range<u64>, Option<Row>) {
-        let (span, row, _) = self.row_span_near(addr, 0);
-        (span, row)
-    }
-
-    /// [`Symbol::row_span`], looking first at the rows from index `hint`
-    /// on (addresses mostly grow within a function); also returns the
-    /// index to pass as the next hint.
-    pub fn row_span_near(
-        &self,
-        addr: u64,
-        hint: usize,
-    ) -> (std::ops::Range<u64>, Option<Row>, usize) {
-        let offset = addr.saturating_sub(self.start);
-        let i = self.rows_up_to(offset, hint);
-        let from = match i {
-            0 => 0,
-            _ => self.rows[i - 1].offset,
-        };
-        let to = self.rows.get(i).map_or(u64::MAX - self.start, |r| r.offset);
-        let row = i.checked_sub(1).map(|i| self.rows[i]);
-        let span = self.start.saturating_add(from)..self.start.saturating_add(to);
-        match addr < self.start {
-            true => (0..self.start, None, i),
-            false => (span, row.filter(|r| r.line != 0), i),
-        }
-    }
-
-    /// How many rows start at or before `offset`, trying a few steps
-    /// from `hint` before a binary search.
-    fn rows_up_to(&self, offset: u64, hint: usize) -> usize {
-        let rows = &self.rows;
-        let mut i = hint.min(rows.len());
-        if i == 0 || rows[i - 1].offset <= offset {
-            for _ in 0..4 {
-                match rows.get(i) {
-                    Some(r) if r.offset <= offset => i += 1,
-                    _ => return i,
-                }
-            }
-        }
-        rows.partition_point(|r| r.offset <= offset)
-    }
-}
-
-/// A symbol's number in its table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SymbolId(pub u32);
-
-impl SymbolId {
-    /// The symbol's index in its table.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// A source file name's number in its table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FileId(pub u32);
-
-impl FileId {
-    /// The name's index.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// An address lookup result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hit {
-    /// Index of the winning symbol.
-    pub symbol: SymbolId,
-    /// Another range with a different name also covered the address.
-    pub ambiguous: bool,
-}
-
 /// Counts of what building the table skipped, for the summary.
 #[derive(Clone, Debug, Default)]
 pub struct BuildReport {
@@ -231,191 +122,10 @@ pub struct SymbolTable {
     guest: Option<guest::GuestSymbols>,
 }
 
-/// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
-/// yields it ready for lookups.
-#[derive(Debug, Default)]
-pub struct SymbolTableBuilder {
-    table: SymbolTable,
-    /// Where the epoch a profile part covers ends in each symbol file,
-    /// by file name (see [`epoch_ending_at`](Self::epoch_ending_at)).
-    epoch_end: Vec<(String, u64)>,
-    /// The run's program, whose own code no range names.
-    program: Option<mapped::MappedCode>,
-}
-
-/// A symbol file that could not be read.
-pub type ReadError = jitdump::scan::ScanError;
-
-impl SymbolTableBuilder {
-    /// Keeps only the code live in one epoch: per symbol file name, the
-    /// byte offset where the epoch ended (jit-client asked callgrind for a
-    /// dump there, before loading code over code; see
-    /// `jit_client::epochs`), `u64::MAX` for the last epoch. In a file
-    /// named, code loaded after the end is left out, and code that later
-    /// code replaced is gone (the replacing load began a later epoch than
-    /// the code it replaced ran in). Files not named keep everything.
-    pub fn epoch_ending_at(mut self, places: Vec<(String, u64)>) -> Self {
-        self.epoch_end = places;
-        self
-    }
-
-    /// [`epoch_ending_at`](Self::epoch_ending_at) for the ranges of
-    /// `source` indexed from `first` on.
-    fn end_epoch(&mut self, source: usize, first: usize) {
-        let name = self.table.sources[source].path.file_name();
-        let Some(&(_, end)) = self
-            .epoch_end
-            .iter()
-            .find(|(file, _)| name.is_some_and(|n| n.to_str() == Some(file)))
-        else {
-            return;
-        };
-        let entries = &mut self.table.entries;
-        let mut live: Vec<usize> = (first..entries.len())
-            .filter(|&i| entries[i].record < end)
-            .collect();
-        live.sort_by_key(|&i| (entries[i].start, entries[i].record));
-        let mut replaced = std::collections::HashSet::new();
-        let mut current: Option<usize> = None;
-        for &i in &live {
-            let e = &entries[i];
-            match current {
-                Some(c) if e.start < entries[c].start.saturating_add(entries[c].size) => {
-                    let (loser, winner) = if e.record > entries[c].record {
-                        (c, i)
-                    } else {
-                        (i, c)
-                    };
-                    replaced.insert(loser);
-                    current = Some(winner);
-                }
-                _ => current = Some(i),
-            }
-        }
-        let mut at = first;
-        for i in first..entries.len() {
-            if entries[i].record < end && !replaced.contains(&i) {
-                entries.swap(at, i);
-                at += 1;
-            }
-        }
-        entries.truncate(at);
-    }
-
-    /// Indexes an open jitdump.
-    pub fn add_jitdump_file(
-        &mut self,
-        path: PathBuf,
-        file: File,
-        bias: BiasMode,
-    ) -> Result<(), ReadError> {
-        let source = self.table.add_source(path, SourceKind::Jitdump, file);
-        let first = self.table.entries.len();
-        index_jitdump::add(&mut self.table, source, bias)?;
-        self.end_epoch(source, first);
-        self.table.decoded.grow(self.table.entries.len());
-        let end = self.table.entries.len();
-        modules::separate(&mut self.table, first..end);
-        Ok(())
-    }
-
-    /// Indexes an open perf map.
-    pub fn add_perf_map_file(&mut self, path: PathBuf, file: File) -> std::io::Result<()> {
-        let source = self.table.add_source(path, SourceKind::PerfMap, file);
-        let first = self.table.entries.len();
-        index_perfmap::add(&mut self.table, source)?;
-        self.end_epoch(source, first);
-        self.table.decoded.grow(self.table.entries.len());
-        let end = self.table.entries.len();
-        modules::separate(&mut self.table, first..end);
-        Ok(())
-    }
-
-    /// Indexes a jitdump held in memory (tests, tools).
-    pub fn add_jitdump(
-        &mut self,
-        path: PathBuf,
-        data: &[u8],
-        bias: BiasMode,
-    ) -> Result<(), jitdump::ReadError> {
-        let file = file_holding(data).map_err(|_| jitdump::ReadError {
-            offset: 0,
-            message: "cannot hold the bytes in a temporary file",
-        })?;
-        self.add_jitdump_file(path, file, bias)
-            .map_err(|e| match e {
-                ReadError::Format(e) => e,
-                ReadError::Io(_) => jitdump::ReadError {
-                    offset: 0,
-                    message: "cannot read the temporary file",
-                },
-            })
-    }
-
-    /// Indexes a perf map held in memory (tests, tools).
-    pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
-        let added = file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
-        added.expect("a temporary file holds a perf map's bytes");
-    }
-
-    /// Keeps mangled names as the symbol files give them (Valgrind's
-    /// `--demangle=no`); by default they are demangled.
-    pub fn raw_names(mut self, raw: bool) -> Self {
-        self.table.raw_names = raw;
-        self
-    }
-
-    /// Names QEMU's blocks by `guest`'s symbols (see [`guest`]).
-    pub fn guest(mut self, guest: Option<guest::GuestSymbols>) -> Self {
-        self.table.guest = guest;
-        self
-    }
-
-    /// Leaves out the ranges that lie in `program`'s own code (see
-    /// [`mapped`]).
-    pub fn outside(mut self, program: Option<mapped::MappedCode>) -> Self {
-        self.program = program;
-        self
-    }
-
-    /// The table, with its lookup index built.
-    pub fn build(mut self) -> SymbolTable {
-        if let Some(program) = self.program.take() {
-            self.leave_out(program);
-        }
-        twins::drop_map_twins(&mut self.table);
-        self.table.index();
-        self.table
-    }
-
-    /// Drops the ranges inside `program`'s code, and says how many.
-    fn leave_out(&mut self, program: mapped::MappedCode) {
-        let before = self.table.entries.len();
-        self.table
-            .entries
-            .retain(|e| !program.holds(e.start, e.size));
-        let left_out = before - self.table.entries.len();
-        if left_out > 0 {
-            // Numbers changed: nothing decoded under the old ones is kept.
-            self.table.decoded = decoded::Decoded::default();
-            self.table.decoded.grow(self.table.entries.len());
-            self.table.report.in_program = Some((program.file, left_out));
-        }
-    }
-}
-
 /// The name a file has as an object in the profile: its absolute path.
 fn object_name(path: &std::path::Path) -> String {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     absolute.display().to_string()
-}
-
-/// An unlinked temporary file holding `data`.
-fn file_holding(data: &[u8]) -> std::io::Result<File> {
-    use std::io::Write;
-    let mut file = crate::output::unlinked_temp_file()?;
-    file.write_all(data)?;
-    Ok(file)
 }
 
 impl SymbolTable {

@@ -7,12 +7,12 @@
 //! native code, output state equal to the input's. It owns the call
 //! lines it holds back; the driver owns their bytes.
 
-use crate::callgrind::format::line::CountLine;
-use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
+use super::held::HeldCall;
+use crate::callgrind::format::quick::{keyed_id, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::{Block, Tracking};
-use crate::callgrind::rewrite::{FnKind, FnRef, Res, Rewriter, Space};
+use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
 /// What the lane did with a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,40 +29,10 @@ pub(super) enum Pass {
     Declined,
 }
 
-/// The part of a call group the lane has held back: `cob= cfi= cfn=` in
-/// that order, each at most once.
-#[derive(Debug, Default)]
-struct HeldCall {
-    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`.
-    stage: u8,
-    /// The callee's object, if named.
-    ob: Option<Sym>,
-    /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
-    /// group is.
-    defined: [Option<(Space, u64)>; 2],
-    /// The callee, once `cfn=` is held.
-    callee: Option<Callee>,
-}
-
-/// A held call's callee.
-#[derive(Clone, Copy, Debug)]
-enum Callee {
-    /// Native code: the call stays as written; its id is marked as written.
-    Native(Option<u64>),
-    /// JIT code: the call is rewritten.
-    Jit(FnRef),
-}
-
-impl HeldCall {
-    fn is_empty(&self) -> bool {
-        self.stage == 0
-    }
-}
-
 /// The fast lane: what it holds back of a call group.
 #[derive(Debug, Default)]
 pub(super) struct Lane {
-    held: HeldCall,
+    pub(super) held: HeldCall,
 }
 
 impl Lane {
@@ -172,7 +142,7 @@ impl Lane {
 
     /// The name of an id the output has defined.
     #[inline]
-    fn written_id(&self, rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
+    pub(super) fn written_id(&self, rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
         let names = match space {
             Space::Objects => &rw.part.tables.obs,
             Space::Files => &rw.part.tables.files,
@@ -239,7 +209,7 @@ impl Lane {
 
     /// The name of a value that can be copied, and the id it defines
     /// (bare ids take [`Lane::written_id`]).
-    fn known_name(
+    pub(super) fn known_name(
         &mut self,
         rw: &mut Rewriter<'_>,
         space: Space,
@@ -292,124 +262,5 @@ impl Lane {
         entry.emitted = true;
         rw.part.tables.native_written.insert(id);
         Some(f.name)
-    }
-
-    /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
-    /// functions where the output's defaults equal the input's.
-    fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        if rw.group.awaits_verbatim() {
-            return None;
-        }
-        let (stage, value) = if let Some(v) = line.strip_prefix(b"cob=") {
-            (1, v)
-        } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
-            (2, v)
-        } else if let Some(v) = line.strip_prefix(b"cfn=") {
-            (3, v)
-        } else if line.starts_with(b"calls=") {
-            return self.pass_calls(rw, line);
-        } else {
-            return None;
-        };
-        self.enter_stage(stage)?;
-        match stage {
-            1 => self.hold_name(rw, Space::Objects, value),
-            2 => self.hold_name(rw, Space::Files, value),
-            _ => self.hold_callee(rw, value, None),
-        }
-    }
-
-    /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
-    /// `None` if the group is past it already.
-    fn enter_stage(&mut self, stage: u8) -> Option<()> {
-        (stage > self.held.stage).then(|| self.held.stage = stage)
-    }
-
-    fn hold_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Pass> {
-        let (sym, defines) = self.known_name(rw, space, value)?;
-        self.hold_sym(space, sym, defines)
-    }
-
-    /// Holds a `cob=`/`cfi=` naming `sym` (defining id `defines`) at the
-    /// current stage.
-    fn hold_sym(&mut self, space: Space, sym: Sym, defines: Option<u64>) -> Option<Pass> {
-        if space == Space::Objects {
-            self.held.ob = Some(sym);
-        }
-        let slot = usize::from(self.held.stage - 1);
-        self.held.defined[slot] = defines.map(|id| (space, id));
-        Some(Pass::Held)
-    }
-
-    /// The callee: JIT code (its call is rewritten), or native code with
-    /// no `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
-    /// value is only that.
-    fn hold_callee(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        value: &[u8],
-        id: Option<u64>,
-    ) -> Option<Pass> {
-        let p = &rw.part;
-        let same_defaults = p.same_call_defaults();
-        if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
-            same_defaults.then_some(())?;
-            self.held.callee = Some(Callee::Native(Some(id)));
-            return Some(Pass::Held);
-        }
-        let object = self.held.ob.unwrap_or(rw.part.input.ob);
-        let f = rw.resolve_fn(value, object).ok()?;
-        let callee = match (f.kind, f.id) {
-            // A call into a function's middle is folded by the rewriter.
-            (FnKind::Jit { entry: false, .. }, _) => return None,
-            (FnKind::Jit { .. }, _) => Callee::Jit(f),
-            (FnKind::Renamed(_), _) => return None,
-            (_, id) => {
-                same_defaults.then_some(())?;
-                if let Some(id) = id {
-                    (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
-                }
-                Callee::Native(id)
-            }
-        };
-        self.held.callee = Some(callee);
-        Some(Pass::Held)
-    }
-
-    /// `calls=` after a held callee: a native one's group is written as
-    /// held; a JIT one's is rewritten.
-    fn pass_calls(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        let Callee::Native(id) = self.held.callee? else {
-            // `write_held_call` parses the line (failing as the rewriter would).
-            return Some(Pass::Rewrite);
-        };
-        if !plain_count(&line[b"calls=".len()..]) {
-            CountLine::parse("calls", line).ok()?;
-        }
-        let held = std::mem::take(&mut self.held);
-        for (space, id) in held.defined.into_iter().flatten() {
-            rw.space_mut(space).ids.get_mut(id)?.emitted = true;
-        }
-        if let Some(id) = id.filter(|&id| !rw.part.tables.native_written.contains(id)) {
-            let entry = rw.part.tables.fns.get_mut(id)?;
-            entry.emitted = true;
-            if entry.kind == FnKind::Native {
-                rw.part.tables.native_written.insert(id);
-            }
-        }
-        rw.group.await_verbatim();
-        Some(Pass::Copied)
-    }
-
-    /// Writes the call the lane held (see [`Pass::Rewrite`]) in place of
-    /// the held lines and `line`, its `calls=` line.
-    pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
-        let held = std::mem::take(&mut self.held);
-        let Some(Callee::Jit(callee)) = held.callee else {
-            unreachable!("Pass::Rewrite is for a held JIT callee")
-        };
-        rw.write_jit_call(callee, CountLine::parse("calls", line)?)?;
-        rw.group.await_verbatim();
-        Ok(())
     }
 }

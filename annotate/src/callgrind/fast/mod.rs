@@ -5,6 +5,7 @@
 //! every other line.
 
 mod driver;
+mod held;
 mod lane;
 mod newlines;
 

@@ -1,0 +1,112 @@
+use super::*;
+
+#[test]
+fn a_continuation_is_shared_by_its_arcs_in_proportion_and_exactly() {
+    // Arcs of 30, 10 and 60 (Ir) give back 50 of 100: 15, 5, 30.
+    let mut share = Share {
+        take: vec![50, 7],
+        arcs: vec![100, 7],
+        seen: vec![0, 0],
+    };
+    let taken: Vec<Vec<u64>> = [[30, 1], [10, 0], [60, 6]]
+        .iter()
+        .map(|arc| share.next(arc))
+        .collect();
+    assert_eq!(taken, [vec![15, 1], vec![5, 0], vec![30, 6]]);
+    // Odd shares still add up to what is taken, never more than an arc.
+    let mut share = Share {
+        take: vec![10],
+        arcs: vec![3],
+        seen: vec![0],
+    };
+    let taken: u64 = (0..3).map(|_| share.next(&[1])[0]).sum();
+    assert_eq!(taken, 3);
+}
+
+#[test]
+fn a_continuation_with_no_arc_is_left_and_counted() {
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let (f, x) = (SymbolId(1), Who::Jit(SymbolId(2)));
+    noted.continuations.insert((1, f, 0x1010, x), vec![40, 2]);
+    let plan = noted.plan(&names, false).unwrap();
+    assert!(!plan.takes_out());
+    assert_eq!(plan.unplaced(), (40, 40));
+    noted.callees.insert((1, f, x), vec![30]);
+    let plan = noted.plan(&names, false).unwrap();
+    assert!(plan.takes_out());
+    let (arcs, share) = &plan.shares[&(1, f)][0];
+    assert_eq!(
+        (arcs, &share.take[..]),
+        (&Arcs::To(Callee::Jit(SymbolId(2))), &[30, 0][..])
+    );
+}
+
+#[test]
+fn a_continuation_comes_out_of_the_call_it_returns_from() {
+    // Sites at 0x1004 and 0x1020; continuations at 0x100a (after the
+    // first call) and 0x1025 (after the second), through other callers.
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let f = SymbolId(1);
+    let sites = BTreeMap::from([(0x1004, vec![100]), (0x1020, vec![50])]);
+    noted.sites.insert((1, f), sites);
+    let (a, b) = (Who::Jit(SymbolId(2)), Who::Jit(SymbolId(3)));
+    noted.continuations.insert((1, f, 0x100a, a), vec![60]);
+    noted.continuations.insert((1, f, 0x1025, a), vec![20]);
+    noted.continuations.insert((1, f, 0x1025, b), vec![45]);
+    // Before every site, and too far above one: no call returns there,
+    // another entry point.
+    noted.continuations.insert((1, f, 0x1000, b), vec![7]);
+    noted.continuations.insert((1, f, 0x1014, b), vec![9]);
+    let plan = noted.plan(&names, true).unwrap();
+    let mut taken: Vec<_> = plan.shares[&(1, f)]
+        .iter()
+        .map(|(arcs, share)| (arcs.clone(), share.take.clone()))
+        .collect();
+    taken.sort_by_key(|(arcs, _)| format!("{arcs:?}"));
+    assert_eq!(
+        taken,
+        [
+            (Arcs::Site(0x1004), vec![60]),
+            (Arcs::Site(0x1020), vec![50])
+        ]
+    );
+    assert_eq!(plan.unplaced(), (0, 125));
+    let mut entries: Vec<_> = plan.entries.iter().copied().collect();
+    entries.sort();
+    assert_eq!(entries, [(f, 0x1000), (f, 0x1014)]);
+}
+
+#[test]
+fn a_continuation_keeps_a_level_its_range_was_entered_at() {
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let jit = |name: &[u8], entry| JitName {
+        symbol: SymbolId(1),
+        name: name.to_vec(),
+        level: name
+            .iter()
+            .position(|&b| b == b'\'')
+            .map(|i| i + 1..name.len()),
+        entry,
+        addr: 0,
+        ambiguous: false,
+    };
+    noted.entered.insert((SymbolId(1), b"f'2".to_vec()));
+    noted.entered.insert((SymbolId(1), b"f".to_vec()));
+    for name in [&b"f'2"[..], b"f'3", b"f'5"] {
+        noted
+            .resumed
+            .insert((SymbolId(1), name.to_vec()), jit(name, false));
+    }
+    noted.entered.insert((SymbolId(1), b"f'5".to_vec()));
+    let levels = noted.lowered_levels();
+    assert_eq!(levels.len(), 1);
+    assert_eq!(levels[&(SymbolId(1), b"f'3".to_vec())], b"f'2");
+    noted.entered.clear();
+    let levels = noted.lowered_levels();
+    assert_eq!(levels[&(SymbolId(1), b"f'5".to_vec())], b"f");
+    let plan = noted.plan(&names, true).unwrap();
+    assert!(plan.takes_out());
+}

@@ -1,0 +1,199 @@
+//! One profile's outputs: its rewrite and the code image beside it, both
+//! written whole or neither, and `--merge`'s joined profile.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+
+use super::{Report, Request, Rewritten};
+use crate::callgrind::{self, Ending, RewriteError, Stats};
+use crate::code_image;
+use crate::input::{Input, OUTPUT_MARK};
+use crate::output::{self, Target};
+use crate::symbols::SymbolTable;
+
+/// Rewrites one profile into its output, and the machine code of the JIT
+/// functions it names into a code image beside it: both written, or
+/// neither.
+pub(super) fn rewrite_one(
+    request: &Request,
+    profile: &Input,
+    symbols: &mut SymbolTable,
+    protected: &[&Path],
+) -> Result<Rewritten> {
+    let allow = request.allow_truncated;
+    let whole;
+    let profile = match profile.cut()? {
+        None => profile,
+        Some((_, cut)) if !allow => return Err(ends_early(&profile.path, cut.describe())),
+        Some((end, _)) => {
+            whole = profile.prefix(end)?;
+            &whole
+        }
+    };
+    let own_output = request.output.as_deref().filter(|_| !request.merge);
+    let target = target_for(own_output, profile);
+    let image = match &target {
+        Target::File(out) if !request.no_code && code_image::wanted(symbols) => {
+            Some(code_image::path_for(out))
+        }
+        _ => None,
+    };
+    symbols.name_objects(image.as_deref());
+    let symbols = &*symbols;
+    let mut code_image = None;
+    let stats = match &target {
+        Target::Stdout => {
+            output::write_to_stdout(|file| rewrite_into(profile, file, symbols, allow))?
+        }
+        Target::File(out) => {
+            output::check_target(out, protected)?;
+            if let Some(image) = &image {
+                code_image::check_target(image, protected)?;
+            }
+            output::write_atomically(out, profile.mode, |file| {
+                let stats = rewrite_into(profile, file, symbols, allow)?;
+                if let Some(image) = &image {
+                    let named = stats.jit_cost.keys().copied();
+                    let mode = profile.mode & 0o666;
+                    let functions = code_image::write(symbols, named, image, mode)?;
+                    code_image = (functions > 0).then(|| (image.clone(), functions));
+                }
+                Ok(stats)
+            })?
+        }
+    };
+    let output = match target {
+        Target::Stdout => PathBuf::from("-"),
+        Target::File(out) => out,
+    };
+    Ok(Rewritten {
+        input: profile.path.clone(),
+        output,
+        stats,
+        code_image,
+    })
+}
+
+/// `--merge`: where a process's outputs are joined: `-o` (`-` for
+/// stdout), else `callgrind.jit.merged.PID` beside the first output (a
+/// name KCachegrind does not load as one more part of the run). Decided
+/// and checked before any part is written.
+pub(super) fn merge_target(
+    request: &Request,
+    pid: Option<u32>,
+    profiles: &[Input],
+    protected: &[&Path],
+) -> Result<Target> {
+    if profiles.iter().any(Input::is_spooled) {
+        bail!("--merge joins files: it cannot take a profile read from a pipe or standard input");
+    }
+    let target = match &request.output {
+        Some(out) => Target::from_arg(out),
+        None => {
+            let first = output::default_output(&profiles[0].path);
+            let pid = pid.map_or_else(|| "nopid".to_string(), |p| p.to_string());
+            Target::File(first.with_file_name(format!("callgrind.jit.merged.{pid}")))
+        }
+    };
+    if let Target::File(path) = &target {
+        output::check_target(path, protected)?;
+        refuse_own_output(path, profiles)?;
+    }
+    Ok(target)
+}
+
+/// Refuses a `--merge` target that is a file the run itself writes: a
+/// part's output (its costs would be counted twice) or a code image
+/// (every later annotate of the run would refuse to replace it).
+fn refuse_own_output(target: &Path, profiles: &[Input]) -> Result<()> {
+    for profile in profiles {
+        let out = output::default_output(&profile.path);
+        let image = code_image::path_for(&out);
+        for written in [&out, &image] {
+            if output::check_not_input(target, &[written]).is_err() {
+                bail!(
+                    "--merge -o '{}' names a file this run writes itself ('{}'): choose another name",
+                    target.display(),
+                    written.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Joins the process's outputs into `target` (see [`merge_target`]).
+pub(super) fn merge_parts(report: &Report, target: Target, mode: u32) -> Result<PathBuf> {
+    let parts: Vec<&Path> = report.profiles.iter().map(|p| p.output.as_path()).collect();
+    let join = |file: &File| crate::merge::write(&parts, file);
+    match target {
+        Target::Stdout => {
+            output::write_to_stdout(join)?;
+            Ok(PathBuf::from("-"))
+        }
+        Target::File(path) => {
+            output::write_atomically(&path, mode, join)?;
+            Ok(path)
+        }
+    }
+}
+
+/// `-o` if given; a profile read from a pipe goes to stdout; else the
+/// default name beside it.
+fn target_for(output: Option<&Path>, profile: &Input) -> Target {
+    match output {
+        Some(o) => Target::from_arg(o),
+        None if profile.is_spooled() => Target::Stdout,
+        None => Target::File(output::default_output(&profile.path)),
+    }
+}
+
+/// Rewrites `input` into `file`, then marks it as ours.
+fn rewrite_into(
+    input: &Input,
+    mut file: &File,
+    symbols: &SymbolTable,
+    allow_truncated: bool,
+) -> Result<Stats> {
+    // The rewriter buffers its output itself (and writes copied lines
+    // straight from its input buffers): the file takes no buffer of its own.
+    let name = input.path.display();
+    let read = |e| anyhow::Error::new(e).context(format!("cannot read '{name}'"));
+    let result = callgrind::rewrite(input.rewound().map_err(read)?, file, symbols);
+    let stats = result.map_err(|e| match e {
+        RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
+        other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),
+    })?;
+    if let Some(why) = symbols.failure() {
+        bail!("cannot name '{name}': {why}");
+    }
+    if !allow_truncated {
+        check_ending(&input.path, stats.ending)?;
+    }
+    // A blank line first, in case the input lacks its last newline.
+    file.seek(SeekFrom::End(0))?;
+    file.write_all(format!("\n{OUTPUT_MARK}").as_bytes())?;
+    Ok(stats)
+}
+
+/// A profile that ends early is refused: its costs are partial, and its
+/// header's `summary:` would give wrong shares.
+fn check_ending(path: &Path, ending: Ending) -> Result<()> {
+    let what = match ending {
+        Ending::Complete => return Ok(()),
+        Ending::NoTotals => "its last part has no totals: line",
+        Ending::CutLine => "its last line is cut off",
+    };
+    Err(ends_early(path, what))
+}
+
+fn ends_early(path: &Path, what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "'{}' ends early ({what}): callgrind may still be writing it, or the disk was full; \
+         --allow-truncated annotates what is there",
+        path.display()
+    )
+}

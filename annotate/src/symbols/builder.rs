@@ -1,0 +1,192 @@
+//! Building a [`SymbolTable`]: each symbol file indexed in one pass, the
+//! epoch's code kept, the program's own code and a jitdump's perf map
+//! twins left out, then the lookup index built.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use super::{
+    decoded, guest, index_jitdump, index_perfmap, mapped, modules, twins, BiasMode, SourceKind,
+    SymbolTable,
+};
+
+/// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
+/// yields it ready for lookups.
+#[derive(Debug, Default)]
+pub struct SymbolTableBuilder {
+    table: SymbolTable,
+    /// Where the epoch a profile part covers ends in each symbol file,
+    /// by file name (see [`epoch_ending_at`](Self::epoch_ending_at)).
+    epoch_end: Vec<(String, u64)>,
+    /// The run's program, whose own code no range names.
+    program: Option<mapped::MappedCode>,
+}
+
+/// A symbol file that could not be read.
+pub type ReadError = jitdump::scan::ScanError;
+
+impl SymbolTableBuilder {
+    /// Keeps only the code live in one epoch: per symbol file name, the
+    /// byte offset where the epoch ended (jit-client asked callgrind for a
+    /// dump there, before loading code over code; see
+    /// `jit_client::epochs`), `u64::MAX` for the last epoch. In a file
+    /// named, code loaded after the end is left out, and code that later
+    /// code replaced is gone (the replacing load began a later epoch than
+    /// the code it replaced ran in). Files not named keep everything.
+    pub fn epoch_ending_at(mut self, places: Vec<(String, u64)>) -> Self {
+        self.epoch_end = places;
+        self
+    }
+
+    /// [`epoch_ending_at`](Self::epoch_ending_at) for the ranges of
+    /// `source` indexed from `first` on.
+    fn end_epoch(&mut self, source: usize, first: usize) {
+        let name = self.table.sources[source].path.file_name();
+        let Some(&(_, end)) = self
+            .epoch_end
+            .iter()
+            .find(|(file, _)| name.is_some_and(|n| n.to_str() == Some(file)))
+        else {
+            return;
+        };
+        let entries = &mut self.table.entries;
+        let mut live: Vec<usize> = (first..entries.len())
+            .filter(|&i| entries[i].record < end)
+            .collect();
+        live.sort_by_key(|&i| (entries[i].start, entries[i].record));
+        let mut replaced = std::collections::HashSet::new();
+        let mut current: Option<usize> = None;
+        for &i in &live {
+            let e = &entries[i];
+            match current {
+                Some(c) if e.start < entries[c].start.saturating_add(entries[c].size) => {
+                    let (loser, winner) = if e.record > entries[c].record {
+                        (c, i)
+                    } else {
+                        (i, c)
+                    };
+                    replaced.insert(loser);
+                    current = Some(winner);
+                }
+                _ => current = Some(i),
+            }
+        }
+        let mut at = first;
+        for i in first..entries.len() {
+            if entries[i].record < end && !replaced.contains(&i) {
+                entries.swap(at, i);
+                at += 1;
+            }
+        }
+        entries.truncate(at);
+    }
+
+    /// Indexes an open jitdump.
+    pub fn add_jitdump_file(
+        &mut self,
+        path: PathBuf,
+        file: File,
+        bias: BiasMode,
+    ) -> Result<(), ReadError> {
+        let source = self.table.add_source(path, SourceKind::Jitdump, file);
+        let first = self.table.entries.len();
+        index_jitdump::add(&mut self.table, source, bias)?;
+        self.end_epoch(source, first);
+        self.table.decoded.grow(self.table.entries.len());
+        let end = self.table.entries.len();
+        modules::separate(&mut self.table, first..end);
+        Ok(())
+    }
+
+    /// Indexes an open perf map.
+    pub fn add_perf_map_file(&mut self, path: PathBuf, file: File) -> std::io::Result<()> {
+        let source = self.table.add_source(path, SourceKind::PerfMap, file);
+        let first = self.table.entries.len();
+        index_perfmap::add(&mut self.table, source)?;
+        self.end_epoch(source, first);
+        self.table.decoded.grow(self.table.entries.len());
+        let end = self.table.entries.len();
+        modules::separate(&mut self.table, first..end);
+        Ok(())
+    }
+
+    /// Indexes a jitdump held in memory (tests, tools).
+    pub fn add_jitdump(
+        &mut self,
+        path: PathBuf,
+        data: &[u8],
+        bias: BiasMode,
+    ) -> Result<(), jitdump::ReadError> {
+        let file = file_holding(data).map_err(|_| jitdump::ReadError {
+            offset: 0,
+            message: "cannot hold the bytes in a temporary file",
+        })?;
+        self.add_jitdump_file(path, file, bias)
+            .map_err(|e| match e {
+                ReadError::Format(e) => e,
+                ReadError::Io(_) => jitdump::ReadError {
+                    offset: 0,
+                    message: "cannot read the temporary file",
+                },
+            })
+    }
+
+    /// Indexes a perf map held in memory (tests, tools).
+    pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
+        let added = file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
+        added.expect("a temporary file holds a perf map's bytes");
+    }
+
+    /// Keeps mangled names as the symbol files give them (Valgrind's
+    /// `--demangle=no`); by default they are demangled.
+    pub fn raw_names(mut self, raw: bool) -> Self {
+        self.table.raw_names = raw;
+        self
+    }
+
+    /// Names QEMU's blocks by `guest`'s symbols (see [`guest`]).
+    pub fn guest(mut self, guest: Option<guest::GuestSymbols>) -> Self {
+        self.table.guest = guest;
+        self
+    }
+
+    /// Leaves out the ranges that lie in `program`'s own code (see
+    /// [`mapped`]).
+    pub fn outside(mut self, program: Option<mapped::MappedCode>) -> Self {
+        self.program = program;
+        self
+    }
+
+    /// The table, with its lookup index built.
+    pub fn build(mut self) -> SymbolTable {
+        if let Some(program) = self.program.take() {
+            self.leave_out(program);
+        }
+        twins::drop_map_twins(&mut self.table);
+        self.table.index();
+        self.table
+    }
+
+    /// Drops the ranges inside `program`'s code, and says how many.
+    fn leave_out(&mut self, program: mapped::MappedCode) {
+        let before = self.table.entries.len();
+        self.table
+            .entries
+            .retain(|e| !program.holds(e.start, e.size));
+        let left_out = before - self.table.entries.len();
+        if left_out > 0 {
+            // Numbers changed: nothing decoded under the old ones is kept.
+            self.table.decoded = decoded::Decoded::default();
+            self.table.decoded.grow(self.table.entries.len());
+            self.table.report.in_program = Some((program.file, left_out));
+        }
+    }
+}
+
+/// An unlinked temporary file holding `data`.
+fn file_holding(data: &[u8]) -> std::io::Result<File> {
+    use std::io::Write;
+    let mut file = crate::output::unlinked_temp_file()?;
+    file.write_all(data)?;
+    Ok(file)
+}
