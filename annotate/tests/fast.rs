@@ -9,7 +9,7 @@
 mod expand;
 #[path = "../../tests/it/golden.rs"]
 mod golden;
-#[path = "../../tests/it/oracle.rs"]
+#[path = "../../tests/it/oracle/mod.rs"]
 mod oracle;
 #[path = "../../tests/it/rewriting.rs"]
 mod rewriting;

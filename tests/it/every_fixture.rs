@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::expand::{self, Record};
 use crate::oracle;
-use crate::rewrite::{files, gunzip};
+use crate::rewrite::{annotate_fixture, files, gunzip};
 use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
 use crate::util;
 
@@ -112,5 +112,42 @@ fn the_oracle_holds_on_every_fixture() {
             &String::from_utf8(output).unwrap(),
             &symbols,
         );
+    }
+}
+
+#[test]
+fn option_variants_keep_every_invariant() {
+    let dir = util::scratch("variants");
+    let folder = util::fixture("c-demo-variants");
+    for (variant, pid) in [
+        ("nocompress", 18156),
+        ("lineonly", 18164),
+        ("callers", 18172),
+        ("instronly", 18180),
+    ] {
+        let profile = folder.join(format!("{variant}.callgrind.out.{pid}"));
+        let (out, stats) =
+            annotate_fixture(&dir, &profile, &[folder.join(format!("jit-{pid}.dump"))]);
+        assert!(!stats.jit_cost.is_empty(), "{variant}: nothing named");
+        // --auto=no: callgrind_annotate itself warns on line-less profiles.
+        let report = util::callgrind_annotate(&out, &["--threshold=100", "--auto=no"]);
+        // The truth from the program (examples/c/demo.c, `demo 1000`):
+        // sum_to runs 3 + 3n + 1 instructions per call, report 7, 10 calls
+        // each; with --separate-callers each is split over caller chains.
+        let n = 1000;
+        let sum_to = util::costs_where(&report, |l| l.contains("sum.calc:sum_to"));
+        let report_fn = util::costs_where(&report, |l| l.contains("sum.calc:report"));
+        assert_eq!(sum_to, 10 * (3 * n + 4), "{variant}: {report}");
+        assert_eq!(report_fn, 10 * 7, "{variant}: {report}");
+        if variant == "callers" {
+            assert!(
+                report.contains("sum.calc:report'main'(below main)"),
+                "{variant}: {report}"
+            );
+            assert!(
+                report.contains(":_dl_runtime_resolve_xsave'print_result'report"),
+                "{variant}: {report}"
+            );
+        }
     }
 }

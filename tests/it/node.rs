@@ -1,0 +1,117 @@
+//! The Node 20 fixture: V8's jitdump and perf map name every JIT frame,
+//! and the builtins inside the `node` binary keep the binary's names.
+
+use crate::oracle;
+use crate::rewrite::{annotate_fixture, gunzip};
+use crate::rewriting::table;
+use crate::util;
+use annotate::callgrind::Reading;
+use std::path::Path;
+
+#[test]
+fn node_v8_jitdump_and_map_name_every_jit_frame() {
+    let dir = util::scratch("node-fib");
+    let profile = gunzip("node-fib", "callgrind.out.13064", &dir);
+    let dump = gunzip("node-fib", "jit-13064.dump", &dir);
+    let sources = [dump, util::fixture("node-fib/perf-13064.map")];
+    let (out, stats) = annotate_fixture(&dir, &profile, &sources);
+    assert!(stats.jit_cost.len() > 200, "{}", stats.jit_cost.len());
+    // V8 resumes functions by calls into their middle: the re-entry plan
+    // reads the profile a second time, never a third.
+    assert_eq!(stats.reads, [Reading::First, Reading::Reentry]);
+    let report = util::callgrind_annotate(&out, &["--threshold=100"]);
+    assert!(report.contains("/tmp/nd/fib.js:fib'2 ["), "{report}");
+    assert!(report.contains("/tmp/nd/fib.js:sumTo ["), "{report}");
+    let table = table(&sources);
+    let corrupt: usize = table
+        .report
+        .problems
+        .iter()
+        .filter(|p| p.1.contains("DEBUG_INFO"))
+        .map(|p| p.2)
+        .sum();
+    let truth = oracle::dropped_tables(&sources[0]);
+    assert_eq!(truth, 5, "the fixture README's figure");
+    assert_eq!(
+        corrupt, truth,
+        "V8's corrupt DEBUG_INFO records are counted"
+    );
+    let v8 = annotate::symbols::Writer::V8;
+    assert!(
+        table
+            .report
+            .bias
+            .iter()
+            .any(|(_, d)| d.writer == v8 && d.shift == 0x40),
+        "V8's +0x40 bias is applied: {:?}",
+        table.report.bias
+    );
+}
+
+#[test]
+fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
+    let program = annotate::symbols::mapped::MappedCode::of_command("node");
+    let Some(program) = program else {
+        return util::skip("v8_builtins_inside_node", "node linked at fixed addresses");
+    };
+    let dir = util::scratch("node-builtins");
+    gunzip("node-fib", "callgrind.out.13064", &dir);
+    gunzip("node-fib", "jit-13064.dump", &dir);
+    std::fs::copy(
+        util::fixture("node-fib/perf-13064.map"),
+        dir.join("perf-13064.map"),
+    )
+    .unwrap();
+    let out = util::annotate(
+        &dir,
+        &[
+            "callgrind.out.13064",
+            "jit-13064.dump",
+            "perf-13064.map",
+            "-o",
+            "out",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // The truth from the symbol files: every range inside node's own
+    // executable segments (readelf's, held independently by the oracle).
+    let inside = |path: &Path| {
+        let data = std::fs::read(path).unwrap();
+        let ranges: Vec<(u64, u64)> = if jitdump::is_jitdump(&data) {
+            let dump = jitdump::read(&data).unwrap();
+            dump.records
+                .iter()
+                .filter_map(|(_, r)| match r {
+                    jitdump::Record::Load(l) => Some((l.code_addr, l.code_size)),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            String::from_utf8_lossy(&data)
+                .lines()
+                .filter_map(|l| annotate::perfmap::fields(l.as_bytes()).map(|(s, n, _)| (s, n)))
+                .collect()
+        };
+        ranges.iter().filter(|&&(s, n)| program.holds(s, n)).count()
+    };
+    let want = inside(&dir.join("jit-13064.dump")) + inside(&dir.join("perf-13064.map"));
+    assert!(want > 4000, "V8 lists its embedded builtins: {want}");
+    assert!(
+        said.contains(&format!(
+            "{want} ranges of the symbol files lie in the code of '"
+        )),
+        "{said}"
+    );
+    // No instruction of node's own sits under a JIT function named after it.
+    let report =
+        util::callgrind_annotate(&dir.join("out"), &["--inclusive=yes", "--threshold=100"]);
+    assert!(
+        !report.contains("Builtin:InterpreterPushUndefinedAndArgsThenCall"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Builtins_InterpreterPushUndefinedAndArgsThenCall"),
+        "{report}"
+    );
+}

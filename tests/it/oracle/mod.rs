@@ -1,0 +1,316 @@
+//! An oracle for the rewrite, independent of the rewriter's code: the
+//! input and the output are expanded into absolute records by the test
+//! reader (expand.rs); every input record is mapped through the symbol
+//! files by a separate, simple lookup; the output's records must then be
+//! exactly the mapped input's, per event, self and call costs alike, call
+//! targets and counts included.
+//!
+//! The jitdumps are read with linux-perf-data, not with annotate's reader.
+//! Perf map names are split into name, file and line by annotate's
+//! `runtime_names::split` (name conventions, not rewriting).
+//!
+//! The rules, each stated once:
+//! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
+//!    under object `???` whose address lies in a JIT range is that range's
+//!    function: its name (with callgrind's suffix, `'2`, kept; but a
+//!    name made of an address inside the range, a continuation, drops its
+//!    recursion level, which counts re-entries of that address), its object
+//!    (the symbol file), its declared file as its function file, and, per
+//!    record, the file of its line.
+//! 2. Lines and functions come from where the instruction is: a record of
+//!    a JIT function at an instruction of another JIT range (code entered
+//!    by a jump, which callgrind charges to the jumper) belongs to that
+//!    range's function (its name with the suffix of the function callgrind
+//!    charged, `'2` and callers; its object and declared file). The
+//!    range holding the instruction gives file and line by its line table entry
+//!    with the greatest address at or below it; before the first entry or
+//!    without a line table, that range's declared file and line (the
+//!    name's, else the first entry's). An instruction in no range keeps its
+//!    line, under its function's declared file. Without an instruction
+//!    column, every line of a JIT function is its declared line.
+//!    The same holds for a function named by address under `???` whose
+//!    address lies in no range (a stub no symbol file lists, as QEMU's
+//!    TCG prologue): its records at instructions of a JIT range belong to
+//!    that range's function, with the stub's suffix.
+//!    The function callgrind charged then calls that function (callgrind
+//!    takes a jump into another object's code for a call; so do we): per
+//!    pair, as often as the first record of each run of moved records
+//!    ran, with the moved records' costs and their calls' costs; unless
+//!    the two are one function (one name, object and file: versions of it).
+//! 3. Caller components of a name (`--separate-callers`) that are JIT
+//!    addresses are renamed the same way, in any object.
+//! 4. Folding: a call (not a jump) to an address of a JIT range other than
+//!    its start (the address callgrind named the pseudo-function after) is
+//!    not a new activation (from inside the range, a jump seen as a call;
+//!    from anywhere else, a return into the middle of a function): the call
+//!    record is dropped, its target's cost lines stay where they are;
+//!    except in a range that is a table of entry points (.NET's precode
+//!    blocks: a name `stub<N> …` with `AllocateTemporaryEntryPoints` or
+//!    `Precode` in it), where every address is a way in, and at an entry
+//!    point: an address a call from another function's code reaches
+//!    where positions have instruction addresses and no call site of the
+//!    range lies at most 15 bytes (the longest instruction) below it, so
+//!    that no call of the range's own returns there (HotSpot's verified
+//!    entries). The range's call sites are those of its calls that go
+//!    anywhere but into the middle of a range (at a start, in a table).
+//!    A name made of an entry point keeps its level, as a start's. A
+//!    cost line of zeros means nothing (the rewriter may keep a folded
+//!    call's position that way).
+//! 5. When ranges overlap, a jitdump's range beats a perf map's (it has
+//!    lines), and of one kind the range loaded last wins (an address
+//!    reused).
+//! 6. V8's jitdumps (function names tagged `JS:`): line addresses are
+//!    0x40 past the code (V8 counts an ELF header in), and a line table
+//!    whose file names are not text (a known V8 bug) is dropped.
+//! 7. Where a code image was written beside the output, a jitdump's
+//!    functions are under it as their object, not under the jitdump.
+//! 8. Re-entry: a call folded by rule 4 from another function `x` into
+//!    the middle of JIT function `f` at address `c` is `f` resumed;
+//!    callgrind counted its cost in the call it returns from too: the arcs
+//!    made from `f`'s code at its greatest call site below `c` (with an
+//!    instruction column; without one, the arcs from `f`'s code to `x`).
+//!    Those arcs, summed, lose the folded calls' cost, summed (per event,
+//!    at most what they hold); each keeps its count and loses at most its
+//!    own cost.
+//! 9. Everything else is copied as it is.
+//! 10. Every position the output gives an instruction of a JIT range
+//!     under that range's object, a call site included (also the site of
+//!     rule 2's call, which no input record holds), has the line rule 2
+//!     gives that instruction.
+//! 11. A range that lies in the executable code of the run's program
+//!     (the `cmd:` line's first word, through `$PATH`), where that program
+//!     is linked at fixed addresses (`readelf` says EXEC), is not JIT code:
+//!     the profile has it under the program's own names (V8's builtins
+//!     embedded in `node`).
+//! 12. Where the run's program is QEMU's user mode (`qemu-*`), a range
+//!     named `guest-0xADDR` is named after the guest program's function
+//!     symbol with the nearest start at or below ADDR (of aliases, the
+//!     first name in byte order), where it holds ADDR; the guest is the
+//!     first word after the program that names a file (`readelf -s`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use linux_perf_data::jitdump::{JitDumpReader, JitDumpRecord};
+
+use crate::expand::{self, Record};
+
+mod expected;
+mod jumps;
+mod program;
+mod symbols;
+
+pub use expected::*;
+pub use jumps::*;
+use program::*;
+pub use symbols::*;
+
+/// A record's place: object, the function's file as callgrind_annotate
+/// keys it (current at `fn=`), file of the line, function, position.
+pub(super) type Place = (String, String, String, String, Vec<u64>);
+
+/// A call's or jump's kind, target (object, file, function) and position.
+pub(super) type Transfer = (String, [String; 3], Vec<u64>);
+
+/// What a summed record is keyed by.
+pub(super) type Key = (Place, Option<Transfer>);
+
+/// What the output must hold, summed: costs per event, and for calls the
+/// count as the first number.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub struct Sums(BTreeMap<Key, Vec<u64>>);
+
+impl Sums {
+    pub(super) fn add(&mut self, key: Key, values: Vec<u64>) {
+        let sum = self.0.entry(key).or_default();
+        if sum.len() < values.len() {
+            sum.resize(values.len(), 0);
+        }
+        for (s, v) in sum.iter_mut().zip(values) {
+            *s += v;
+        }
+    }
+}
+
+pub(super) fn numbers(text: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = text
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    while v.last() == Some(&0) {
+        v.pop();
+    }
+    v
+}
+
+/// What the output holds, summed the same way: no symbols, so nothing is
+/// mapped or folded.
+pub fn actual(output: &str) -> Sums {
+    expected(
+        output,
+        &Symbols {
+            ranges: Vec::new(),
+            by_start: Default::default(),
+            entered: Default::default(),
+            entry_points: Default::default(),
+        },
+    )
+    .0
+}
+
+/// Rule 8: takes each pair's arcs out of `want` and `got` and holds
+/// them to it; the differences, if any.
+pub(super) fn take_out_reentries(want: &mut Sums, got: &mut Sums, reentries: &[Reentry]) -> String {
+    let mut report = String::new();
+    for r in reentries {
+        let (mut held, mut left) = (Vec::new(), Vec::new());
+        for key in &r.arcs {
+            let (w, g) = (
+                want.0.remove(key).unwrap_or_default(),
+                got.0.remove(key).unwrap_or_default(),
+            );
+            let lost_more = w
+                .iter()
+                .skip(1)
+                .zip(g.iter().skip(1).chain(std::iter::repeat(&0)))
+                .any(|(w, g)| g > w);
+            if w.first() != g.first() || g.len() > w.len() || lost_more {
+                report.push_str(&format!(
+                    "rule 8: arc {key:?} was {w:?}, output has {g:?}\n"
+                ));
+            }
+            add_to(&mut held, w.into_iter().skip(1).collect());
+            add_to(&mut left, g.into_iter().skip(1).collect());
+        }
+        let want_left: Vec<u64> = held
+            .iter()
+            .enumerate()
+            .map(|(e, &h)| h - r.continuation.get(e).copied().unwrap_or(0).min(h))
+            .collect();
+        let trim = |mut v: Vec<u64>| {
+            while v.last() == Some(&0) {
+                v.pop();
+            }
+            v
+        };
+        if trim(want_left.clone()) != trim(left.clone()) {
+            report.push_str(&format!(
+                "rule 8: arcs {:?} held {held:?}, continuation {:?}: want {want_left:?} left, output has {left:?}\n",
+                r.arcs, r.continuation
+            ));
+        }
+    }
+    report
+}
+
+/// The `positions:` columns (the last header wins; default `line`).
+pub(super) fn columns_of(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("positions:"))
+        .next_back()
+        .map_or(vec!["line"], |v| v.split_whitespace().collect())
+}
+
+/// Panics with the first differences if `output` is not the rewrite of
+/// `input` the rules give.
+pub fn check(what: &str, input: &str, output: &str, symbols: &Symbols) {
+    let outside = outside_program(symbols, input);
+    let symbols = outside.as_ref().unwrap_or(symbols);
+    let guest = guest_named(symbols, input);
+    let symbols = guest.as_ref().unwrap_or(symbols);
+    let ((mut want, reentries), mut got) = (expected(input, symbols), actual(output));
+    let mut report = lines_of_positions(output, symbols);
+    report.push_str(&take_out_reentries(&mut want, &mut got, &reentries));
+    let jumps = jump_calls(input, symbols, &reentries);
+    report.push_str(&take_out_jump_calls(&mut want, &mut got, &jumps));
+    if want == got && report.is_empty() {
+        return;
+    }
+    let missing = want.0.iter().filter(|(k, v)| got.0.get(*k) != Some(v));
+    for (k, v) in missing.take(8) {
+        report.push_str(&format!(
+            "expected {k:?} = {v:?}, output has {:?}\n",
+            got.0.get(k)
+        ));
+    }
+    let extra = got.0.iter().filter(|(k, _)| !want.0.contains_key(*k));
+    for (k, v) in extra.take(8) {
+        report.push_str(&format!("output has {k:?} = {v:?}, not expected\n"));
+    }
+    panic!("{what}: the output is not the input's meaning under the rules:\n{report}");
+}
+
+/// Rule 10 over the output: the positions whose line is not the one
+/// their instruction has, if any (the first few).
+pub(super) fn lines_of_positions(output: &str, symbols: &Symbols) -> String {
+    let columns = columns_of(output);
+    let (Some(instr), Some(line)) = (
+        columns.iter().position(|c| *c == "instr"),
+        columns.iter().position(|c| *c == "line"),
+    ) else {
+        return String::new();
+    };
+    let mut report = String::new();
+    let mut wrong = 0;
+    for record in expand::expand(output) {
+        let (at, pos, what) = match &record {
+            Record::Cost { at, pos, .. } => (at, pos, "cost line"),
+            Record::Transfer { at, pos, kind, .. } => (at, pos, kind.as_str()),
+        };
+        let Some(range) = symbols.at(pos[instr]).filter(|r| r.object == at[0]) else {
+            continue;
+        };
+        let (_, want) = range.line_at(pos[instr]);
+        if pos[line] != want {
+            wrong += 1;
+            if wrong <= 5 {
+                report.push_str(&format!(
+                    "rule 10: {what} of {} at {:#x} has line {}, its instruction line {want}\n",
+                    at[3], pos[instr], pos[line]
+                ));
+            }
+        }
+    }
+    if wrong > 5 {
+        report.push_str(&format!("rule 10: {wrong} positions in all\n"));
+    }
+    report
+}
+
+/// Holds the oracle to every profile `record` annotated in `dir`: each
+/// `callgrind.out.PID…` against its `callgrind.jit.out.PID…`, with the
+/// symbol files of its pid (the jitdump in `dir`, the perf map in /tmp).
+pub fn check_recording(dir: &Path) {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("callgrind.out.") else {
+            continue;
+        };
+        let output = dir.join(format!("callgrind.jit.out.{rest}"));
+        let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        // The jitdump beside the profile, else in /tmp (where BEAM writes
+        // its own), as annotate looks for it; the perf map in /tmp.
+        let jitdump = [
+            dir.join(format!("jit-{pid}.dump")),
+            PathBuf::from(format!("/tmp/jit-{pid}.dump")),
+        ]
+        .into_iter()
+        .find(|p| p.exists());
+        let sources: Vec<PathBuf> = jitdump
+            .into_iter()
+            .chain([PathBuf::from(format!("/tmp/perf-{pid}.map"))])
+            .filter(|p| p.exists())
+            .collect();
+        if sources.is_empty() || !output.exists() {
+            continue; // a process with nothing to name (a shell, say)
+        }
+        let input = std::fs::read_to_string(&path).unwrap();
+        let symbols = Symbols::read(&sources).for_output(&output);
+        let output = std::fs::read_to_string(&output).unwrap();
+        check(&name, &input, &output, &symbols);
+        checked += 1;
+    }
+    assert!(checked > 0, "no annotated recording in {}", dir.display());
+}

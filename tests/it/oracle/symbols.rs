@@ -1,0 +1,364 @@
+//! The oracle's own reading of the symbol files: JIT ranges with their
+//! names, objects and line tables (rules 1, 5 and 6), and the lookups
+//! the rules make in them.
+
+use super::*;
+
+/// One JIT function.
+#[derive(Debug, Clone)]
+pub(super) struct Range {
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) name: String,
+    pub(super) object: String,
+    /// Rule 5: 1 for a jitdump's range, 0 for a perf map's.
+    pub(super) rank: u8,
+    pub(super) decl: (String, u64),
+    /// (address, line, file), sorted by address.
+    pub(super) lines: Vec<(u64, u64, String)>,
+}
+
+impl Range {
+    /// Rule 4: a call to `addr` is a new activation.
+    pub(super) fn entered_at(&self, addr: u64) -> bool {
+        let table = self.name.starts_with("stub<")
+            && (self.name.contains("AllocateTemporaryEntryPoints")
+                || self.name.contains("Precode"));
+        addr == self.start || table
+    }
+
+    /// Rule 2.
+    pub(super) fn line_at(&self, addr: u64) -> (String, u64) {
+        let i = self.lines.partition_point(|(a, _, _)| *a <= addr);
+        match i.checked_sub(1).map(|i| &self.lines[i]) {
+            Some((_, line, file)) if *line != 0 => (file.clone(), *line),
+            _ => self.decl.clone(),
+        }
+    }
+}
+
+/// The JIT ranges of some symbol files, in load order.
+pub struct Symbols {
+    pub(super) ranges: Vec<Range>,
+    /// The ranges by start, and the longest one's length: where to look
+    /// (built on first use; the rule stays the linear one's).
+    pub(super) by_start: std::sync::OnceLock<(Vec<(u64, usize)>, u64)>,
+    /// Rule 1: (range start, level) of every name made of a range's start
+    /// in the input being mapped.
+    pub(super) entered: std::cell::RefCell<std::collections::BTreeSet<(u64, u32)>>,
+    /// Rule 4: the addresses in the middle of a range that are entry
+    /// points in the input being mapped.
+    pub(super) entry_points: std::cell::RefCell<std::collections::BTreeSet<u64>>,
+}
+
+impl Symbols {
+    /// Reads jitdumps and perf maps (told apart by the jitdump magic).
+    pub fn read(paths: &[PathBuf]) -> Symbols {
+        let mut ranges = Vec::new();
+        for path in paths {
+            let object = std::path::absolute(path).unwrap().display().to_string();
+            let data = std::fs::read(path).unwrap();
+            if data.starts_with(b"DTiJ") || data.starts_with(b"JiTD") {
+                read_jitdump(path, &object, &mut ranges);
+            } else {
+                read_perf_map(&data, &object, &mut ranges);
+            }
+        }
+        Symbols {
+            ranges,
+            by_start: Default::default(),
+            entered: Default::default(),
+            entry_points: Default::default(),
+        }
+    }
+
+    /// Rule 7: a jitdump's functions are written under the code image
+    /// beside the output, where one was written.
+    pub fn with_code_image(mut self, image: &Path) -> Symbols {
+        let object = std::path::absolute(image).unwrap().display().to_string();
+        for range in self.ranges.iter_mut().filter(|r| r.rank == 1) {
+            range.object = object.clone();
+        }
+        self
+    }
+
+    /// The rules for the output `output` of a run that may have written a
+    /// code image beside it.
+    pub fn for_output(self, output: &Path) -> Symbols {
+        let name = output.file_name().unwrap().to_string_lossy();
+        let image = output.with_file_name(format!("jit-code.{name}.elf"));
+        match image.exists() {
+            true => self.with_code_image(&image),
+            false => self,
+        }
+    }
+
+    /// Rule 5: the range that wins at `addr`.
+    pub(super) fn at(&self, addr: u64) -> Option<&Range> {
+        let (by_start, longest) = self.by_start.get_or_init(|| {
+            let mut v: Vec<(u64, usize)> = self
+                .ranges
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.start, i))
+                .collect();
+            v.sort();
+            let longest = self
+                .ranges
+                .iter()
+                .map(|r| r.end - r.start)
+                .max()
+                .unwrap_or(0);
+            (v, longest)
+        });
+        // Only a range starting within `longest` below `addr` can hold it.
+        let from = by_start.partition_point(|&(s, _)| s < addr.saturating_sub(*longest));
+        let to = by_start.partition_point(|&(s, _)| s <= addr);
+        by_start[from..to]
+            .iter()
+            .map(|&(_, i)| (i, &self.ranges[i]))
+            .filter(|(_, r)| r.start <= addr && addr < r.end)
+            .max_by_key(|(i, r)| (r.rank, *i))
+            .map(|(_, r)| r)
+    }
+}
+
+/// File names that are text (rule 6: V8 writes some that are not).
+pub(super) fn is_text(file: &str) -> bool {
+    !file.chars().any(|c| c.is_control() || c == '\u{fffd}')
+}
+
+/// The line tables of a jitdump that rule 6 drops (read independently).
+pub fn dropped_tables(path: &Path) -> usize {
+    let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut dropped = 0;
+    while let Ok(Some(raw)) = reader.next_record() {
+        if let Ok(JitDumpRecord::CodeDebugInfo(d)) = raw.parse() {
+            let files = d
+                .entries
+                .iter()
+                .map(|e| String::from_utf8_lossy(&e.file_path.as_slice()).into_owned());
+            dropped += usize::from(!files.into_iter().all(|f| is_text(&f)));
+        }
+    }
+    dropped
+}
+
+pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
+    let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut debug: BTreeMap<u64, Vec<(u64, u64, String)>> = BTreeMap::new();
+    let mut loads = Vec::new();
+    while let Ok(Some(raw)) = reader.next_record() {
+        match raw.parse() {
+            Ok(JitDumpRecord::CodeDebugInfo(d)) => {
+                let entries: Vec<_> = d
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let file = String::from_utf8_lossy(&e.file_path.as_slice()).into_owned();
+                        (e.code_addr, u64::from(e.line), file)
+                    })
+                    .collect();
+                if entries.iter().all(|e| is_text(&e.2)) {
+                    debug.insert(d.code_addr, entries);
+                }
+            }
+            Ok(JitDumpRecord::CodeLoad(r)) => {
+                let raw = String::from_utf8_lossy(&r.function_name.as_slice()).into_owned();
+                let lines = debug.remove(&r.code_addr).unwrap_or_default();
+                loads.push((r.code_addr, r.code_bytes.len() as u64, raw, lines));
+            }
+            _ => {}
+        }
+    }
+    let v8 = loads.iter().any(|(_, _, name, _)| name.starts_with("JS:"));
+    for (start, size, raw, mut lines) in loads {
+        if v8 {
+            for l in &mut lines {
+                l.0 -= 0x40;
+            }
+        }
+        lines.sort_by_key(|l| l.0);
+        ranges.push(range(start, size, &raw, object, 1, lines));
+    }
+}
+
+pub(super) fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) {
+    for line in String::from_utf8_lossy(data).lines() {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+        if let (Some(start), Some(size)) = (hex(start), hex(size)) {
+            ranges.push(range(start, size, name, object, 0, Vec::new()));
+        }
+    }
+}
+
+pub(super) fn range(
+    start: u64,
+    size: u64,
+    raw: &str,
+    object: &str,
+    rank: u8,
+    lines: Vec<(u64, u64, String)>,
+) -> Range {
+    let split = annotate::symbols::runtime_names::split(raw);
+    let first = lines.iter().find(|l| l.1 != 0);
+    let file = first
+        .map(|l| l.2.clone())
+        .or(split.file)
+        .unwrap_or_else(|| "<jit>".into());
+    let line = match split.line {
+        0 => first.map_or(0, |l| l.1),
+        n => u64::from(n),
+    };
+    Range {
+        start,
+        end: start + size,
+        name: split.name,
+        object: object.to_string(),
+        rank,
+        decl: (file, line),
+        lines,
+    }
+}
+
+/// `0x` + 8 to 16 lowercase hex digits.
+pub(super) fn address(s: &str) -> Option<u64> {
+    let hex = s.strip_prefix("0x")?;
+    let ok = (8..=16).contains(&hex.len())
+        && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ok.then(|| u64::from_str_radix(hex, 16).ok())?
+}
+
+/// What a function of the input is in the output.
+pub(super) struct Mapped<'a> {
+    pub(super) name: String,
+    /// The JIT range of its base, if it is JIT code (rule 1).
+    pub(super) range: Option<&'a Range>,
+    /// The address the pseudo-function was named after (JIT code only).
+    pub(super) addr: Option<u64>,
+}
+
+impl Symbols {
+    /// Rules 1 and 3 for a function name under `object`.
+    pub(super) fn function(&self, object: &str, name: &str) -> Mapped<'_> {
+        let mut parts = name.split('\'');
+        let base = parts.next().unwrap_or_default();
+        let range = (object == "???")
+            .then(|| address(base).and_then(|a| self.at(a)))
+            .flatten();
+        let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
+        // A continuation (named after an address inside its range) keeps
+        // a level its range's start was named with, else the highest below.
+        let continuation = range.is_some_and(|r| !address(base).is_some_and(|a| self.enters(r, a)));
+        let mut parts = parts.peekable();
+        let level = parts
+            .peek()
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|p| p.parse::<u32>().unwrap());
+        if let (true, Some(level), Some(r)) = (continuation, level, range) {
+            parts.next();
+            let entered = self.entered.borrow();
+            let kept = (2..=level).rev().find(|&l| entered.contains(&(r.start, l)));
+            if let Some(l) = kept {
+                out.push_str(&format!("'{l}"));
+            }
+        }
+        for part in parts {
+            out.push('\'');
+            match address(part).and_then(|a| self.at(a)) {
+                Some(r) => out.push_str(&r.name),
+                None => out.push_str(part),
+            }
+        }
+        let addr = range.and(address(base));
+        Mapped {
+            name: out,
+            range,
+            addr,
+        }
+    }
+}
+
+impl Symbols {
+    /// Rule 4: a call to `addr` in `range` is a new activation.
+    pub(super) fn enters(&self, range: &Range, addr: u64) -> bool {
+        range.entered_at(addr) || self.entry_points.borrow().contains(&addr)
+    }
+
+    /// Rule 4: notes the entry points of `input` (see the rule).
+    pub(super) fn note_entry_points(&self, input: &str) {
+        self.entry_points.borrow_mut().clear();
+        let columns = columns_of(input);
+        let Some(instr) = columns.iter().position(|c| *c == "instr") else {
+            return;
+        };
+        let calls: Vec<(u64, [String; 3])> = expand::expand(input)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Transfer {
+                    kind, target, pos, ..
+                } if kind == "calls" => Some((pos[instr], target)),
+                _ => None,
+            })
+            .collect();
+        let middle = |target: &[String; 3]| {
+            let callee = self.function(&target[0], &target[2]);
+            callee
+                .range
+                .zip(callee.addr)
+                .filter(|(r, a)| !r.entered_at(*a))
+        };
+        let mut sites: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
+        for (site, target) in &calls {
+            if let (Some(holder), None) = (self.at(*site), middle(target)) {
+                sites.entry(holder.start).or_default().insert(*site);
+            }
+        }
+        let mut points = std::collections::BTreeSet::new();
+        for (site, target) in &calls {
+            let Some((to, addr)) = middle(target) else {
+                continue;
+            };
+            let internal = self.at(*site).is_some_and(|h| std::ptr::eq(h, to));
+            let below = sites
+                .get(&to.start)
+                .and_then(|s| s.range(..addr).next_back());
+            let returns_here = below.is_some_and(|&s| addr - s <= 15);
+            if !internal && !returns_here {
+                points.insert(addr);
+            }
+        }
+        *self.entry_points.borrow_mut() = points;
+    }
+
+    /// Rule 1: notes the levels each range's start is named with.
+    pub(super) fn note_entries(&self, input: &str) {
+        let mut entered = self.entered.borrow_mut();
+        entered.clear();
+        let mut note = |object: &str, name: &str| {
+            let mut parts = name.split('\'');
+            let base = parts.next().unwrap_or_default();
+            let Some(addr) = address(base).filter(|_| object == "???") else {
+                return;
+            };
+            if self.at(addr).is_some_and(|r| r.entered_at(addr)) {
+                let level = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
+                entered.insert((addr, level));
+            }
+        };
+        for record in expand::expand(input) {
+            match record {
+                Record::Cost { at, .. } => note(&at[0], &at[3]),
+                Record::Transfer { at, target, .. } => {
+                    note(&at[0], &at[3]);
+                    note(&target[0], &target[2]);
+                }
+            }
+        }
+    }
+}
