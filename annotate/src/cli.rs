@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::symbols::BiasMode;
+use annotate::symbols::BiasMode;
 
 /// Name JIT-compiled functions in callgrind profiles.
 #[derive(Debug, Parser)]
@@ -194,10 +194,21 @@ pub struct AnnotateArgs {
     pub quiet: bool,
 }
 
+impl RecordArgs {
+    /// The library's request for these arguments.
+    pub fn request(&self) -> annotate::record::RecordRequest {
+        annotate::record::RecordRequest {
+            args: self.args.clone(),
+            out_dir: self.out_dir.clone(),
+            no_gdb_jit: self.no_gdb_jit,
+        }
+    }
+}
+
 impl AnnotateArgs {
     /// The library's request for these arguments.
-    pub fn request(&self) -> crate::command::Request {
-        crate::command::Request {
+    pub fn request(&self) -> annotate::command::Request {
+        annotate::command::Request {
             inputs: self.inputs.clone(),
             output: self.output.clone(),
             bias: self.bias.mode(),
@@ -211,19 +222,6 @@ impl AnnotateArgs {
         }
     }
 }
-
-/// A command line that cannot be run as given: exit status 2, as clap's own
-/// usage errors.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// `--bias` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -5,7 +5,6 @@
 
 pub mod callgrind;
 pub mod clean;
-pub mod cli;
 pub mod code_image;
 pub mod command;
 pub mod input;
@@ -16,3 +15,6 @@ pub mod perfmap;
 pub mod record;
 pub mod summary;
 pub mod symbols;
+mod usage;
+
+pub use usage::UsageError;

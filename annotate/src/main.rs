@@ -5,10 +5,13 @@ use std::process::ExitCode;
 use std::io::stdout;
 
 use annotate::clean::Outcome;
-use annotate::cli::{Cli, Command, UsageError};
 use annotate::command::Annotated;
 use annotate::record::Recording;
+use annotate::UsageError;
 use clap::{CommandFactory, Parser};
+use cli::{Cli, Command};
+
+mod cli;
 
 /// Out of memory is one line and exit status 1, not an abort.
 #[global_allocator]
@@ -56,7 +59,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Record(args) => {
-            let recording = annotate::record::record(args)?;
+            let recording = annotate::record::record(&args.request())?;
             print_recording(&recording, args.top);
             Ok(ExitCode::from(recording.exit_code.clamp(0, 255) as u8))
         }

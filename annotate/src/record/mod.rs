@@ -20,8 +20,8 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{RecordArgs, UsageError};
 use crate::command::{annotate, NoSymbols, Report, Request};
+use crate::UsageError;
 pub use out_file::OutFile;
 
 /// What `record` did.
@@ -82,8 +82,21 @@ fn tool_writes(options: &[String]) -> Result<Writes, UsageError> {
     }
 }
 
+/// What to record: valgrind's options and the command (`[VALGRIND_OPTION...]
+/// -- CMD [ARG...]`), where to write, and whether to preload the GDB JIT
+/// interface's library.
+#[derive(Clone, Debug, Default)]
+pub struct RecordRequest {
+    /// Valgrind's options, `--`, then the command and its arguments.
+    pub args: Vec<String>,
+    /// Folder for the profiles and symbol files (default: the current one).
+    pub out_dir: Option<PathBuf>,
+    /// Do not preload libcallgrind_jit_gdb.so.
+    pub no_gdb_jit: bool,
+}
+
 /// Runs `record`.
-pub fn record(args: &RecordArgs) -> Result<Recording> {
+pub fn record(args: &RecordRequest) -> Result<Recording> {
     let (valgrind_options, command) = split_args(&args.args)?;
     let writes = tool_writes(valgrind_options)?;
     let out_dir = out_dir(args.out_dir.as_deref())?;

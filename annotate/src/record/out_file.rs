@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::cli::UsageError;
+use crate::UsageError;
 
 /// A profile name template split into folder and file name pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
