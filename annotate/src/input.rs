@@ -208,8 +208,8 @@ impl Cut {
 }
 
 /// Lines that open a call or jump: its cost line must follow.
-const GROUP_KEYS: [&[u8]; 7] = [
-    b"calls=", b"jump=", b"jcnd=", b"cob=", b"cfi=", b"cfl=", b"cfn=",
+const GROUP_KEYS: [&[u8]; 9] = [
+    b"calls=", b"jump=", b"jcnd=", b"cob=", b"cfi=", b"cfl=", b"cfn=", b"jfi=", b"jfn=",
 ];
 
 /// See [`Input::cut`].

@@ -138,10 +138,15 @@ fn cargo_build(args: &[&str], release: bool) {
     run_ok(cmd.args(args).current_dir(root()));
 }
 
-/// `target/<profile>/PATH`.
+/// `<target folder>/<profile>/PATH`: where `cargo build` put it, under
+/// `CARGO_TARGET_DIR` where that is set (else a stale binary of
+/// `target/` would be tested).
 fn built(path: &str, release: bool) -> PathBuf {
     let profile = if release { "release" } else { "debug" };
-    root().join("target").join(profile).join(path)
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root().join("target"), |dir| {
+        root().join(dir) // an absolute folder replaces the root
+    });
+    target.join(profile).join(path)
 }
 
 /// Builds with `cargo build ARGS` once per `cell`, returning `path` (under
