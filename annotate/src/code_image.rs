@@ -143,9 +143,8 @@ fn image(functions: &[Function]) -> Result<Vec<u8>> {
         .map(|(addr, bytes)| elf::Piece { addr: *addr, bytes })
         .collect();
     // Never loaded: pieces need no page alignment in the file.
-    let elf = image::build(&described, &pieces, None, 16, MARK)
-        .map_err(|e| anyhow::anyhow!("cannot write the code image: {e}"))?;
-    Ok(elf.bytes)
+    let elf = image::build(&described, &pieces, None, 16, MARK);
+    Ok(elf.bytes())
 }
 
 fn line_entries(lines: &[(u32, u32, std::sync::Arc<str>)]) -> Vec<LineEntry<'_>> {

@@ -6,37 +6,17 @@
 pub mod dwarf;
 pub mod elf;
 
-/// Why an image could not be written.
-#[derive(Debug)]
-pub enum ImageError {
-    /// gimli refused the line tables.
-    Dwarf(gimli::write::Error),
-    /// object refused the layout.
-    Elf(object::write::Error),
-}
-
-impl std::fmt::Display for ImageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ImageError::Dwarf(e) => write!(f, "writing DWARF: {e}"),
-            ImageError::Elf(e) => write!(f, "writing ELF: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ImageError {}
-
 /// The image of `functions` (sorted by address, each inside one of
 /// `pieces`): their symbols, their line tables as DWARF (`writer` names
 /// the producer), and `writer` again as the `.comment`. `rw_addr` adds the
 /// rw- page live mode needs.
-pub fn build(
+pub fn build<'a>(
     functions: &[dwarf::Function],
-    pieces: &[elf::Piece],
+    pieces: &'a [elf::Piece<'a>],
     rw_addr: Option<u64>,
     page: u64,
     writer: &[u8],
-) -> Result<elf::Elf, ImageError> {
+) -> elf::Elf<'a> {
     let symbols: Vec<elf::Symbol> = functions
         .iter()
         .map(|f| elf::Symbol {
@@ -46,7 +26,7 @@ pub fn build(
         })
         .collect();
     let producer = writer.strip_suffix(b"\0").unwrap_or(writer);
-    let dwarf = dwarf::sections(functions, producer).map_err(ImageError::Dwarf)?;
+    let dwarf = dwarf::sections(functions, producer);
     let image = elf::Image {
         symbols: &symbols,
         pieces,
@@ -55,5 +35,5 @@ pub fn build(
         dwarf: &dwarf,
         comment: writer,
     };
-    elf::write(&image).map_err(ImageError::Elf)
+    elf::write(&image)
 }

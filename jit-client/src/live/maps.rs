@@ -142,7 +142,7 @@ pub fn query(
     maps: &File,
     start: u64,
     end: u64,
-    ours: &std::collections::HashSet<FileId>,
+    ours: &std::collections::BTreeSet<FileId>,
 ) -> Option<Result<(), Refusal>> {
     let mut addr = start;
     while addr < end {
@@ -206,7 +206,7 @@ mod tests {
         };
         let rx = map(libc::PROT_READ | libc::PROT_EXEC);
         let rwx = map(libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC);
-        let none = std::collections::HashSet::new();
+        let none = std::collections::BTreeSet::new();
         let Some(got) = query(&maps, rx, rx + 2 * page as u64, &none) else {
             return; // a kernel before 6.11: the file is read instead
         };

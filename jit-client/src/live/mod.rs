@@ -19,7 +19,7 @@ use crate::image::{self, dwarf, elf};
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ pub struct Live {
     /// /proc/self/maps, open for the kernel's per-range query.
     maps: Option<File>,
     /// The image files mapped so far (their pages may be mapped again).
-    files: std::collections::HashSet<maps::FileId>,
+    files: std::collections::BTreeSet<maps::FileId>,
     /// [`live_folder::LOCK_FILE`], locked for as long as the process lives.
     _lock: File,
 }
@@ -233,16 +233,13 @@ impl Live {
             bytes: pages,
         }];
         let writer = b"callgrind-jit live mode\0";
-        let elf = image::build(&functions, &pieces, Some(rw.addr as u64), self.page, writer)
-            .map_err(failed("writing the image"))?;
+        let elf = image::build(&functions, &pieces, Some(rw.addr as u64), self.page, writer);
         let file = self
             .create_file(start as usize)
             .map_err(failed("creating the file"))?;
         self.files
             .insert(file_id(&file).map_err(failed("reading the file's inode"))?);
-        (&file)
-            .write_all(&elf.bytes)
-            .map_err(failed("writing the file"))?;
+        elf.write_to(&file).map_err(failed("writing the file"))?;
         let exec = libc::PROT_READ | libc::PROT_EXEC;
         map_fixed(
             &file,
