@@ -5,10 +5,12 @@
 //! writer cost 21,000 instructions a load for these few bytes. A test
 //! holds this writer to gimli's (`reference.rs`), read back with gimli.
 
+use std::borrow::Cow;
+
 use crate::writer::LineEntry;
 
 /// Section name and contents, for the ELF file.
-pub type Section = (&'static str, Vec<u8>);
+pub type Section = (&'static str, Cow<'static, [u8]>);
 
 /// One function of an image.
 pub struct Function<'a> {
@@ -117,9 +119,9 @@ pub fn sections(functions: &[Function], producer: &[u8]) -> Vec<Section> {
     info.push(0); // end of the unit's children
     set_length(&mut info);
     vec![
-        (".debug_abbrev", ABBREV.to_vec()),
-        (".debug_info", info),
-        (".debug_line", line_program(functions)),
+        (".debug_abbrev", Cow::Borrowed(ABBREV)),
+        (".debug_info", Cow::Owned(info)),
+        (".debug_line", Cow::Owned(line_program(functions))),
     ]
 }
 

@@ -203,13 +203,8 @@ impl Live {
     /// Writes the image of `[start, end)` with its functions and maps it;
     /// returns its rw- page.
     fn map_image(&mut self, start: u64, end: u64, pages: &[u8]) -> Result<usize, LiveError> {
-        let inside: Vec<(u64, &Mapped)> = self
-            .functions
-            .range(start..end)
-            .map(|(&a, f)| (a, f))
-            .collect();
-        let lines: Vec<Vec<LineEntry>> = inside
-            .iter()
+        let inside = || self.functions.range(start..end);
+        let lines: Vec<Vec<LineEntry>> = inside()
             .map(|(_, f)| {
                 f.lines
                     .iter()
@@ -217,10 +212,9 @@ impl Live {
                     .collect()
             })
             .collect();
-        let functions: Vec<dwarf::Function> = inside
-            .iter()
+        let functions: Vec<dwarf::Function> = inside()
             .zip(&lines)
-            .map(|(&(addr, f), lines)| dwarf::Function {
+            .map(|((&addr, f), lines)| dwarf::Function {
                 name: &f.name,
                 addr,
                 size: f.size,

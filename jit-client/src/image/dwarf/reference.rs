@@ -66,7 +66,7 @@ pub fn sections(functions: &[Function], producer: &[u8]) -> gimli::write::Result
     let mut sections = Vec::new();
     out.for_each(|id, data| {
         if !data.slice().is_empty() {
-            sections.push((id.name(), data.slice().to_vec()));
+            sections.push((id.name(), data.slice().to_vec().into()));
         }
         Ok::<_, gimli::write::Error>(())
     })?;
