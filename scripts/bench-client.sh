@@ -1,40 +1,100 @@
 #!/usr/bin/env bash
 # jit-client's cost inside the JIT: callgrind's own instruction count of
-# cgjit_code_loaded per load (deterministic, unlike time), for N functions
-# each on a page of its own (tests/c/live_many.c), with live mode off and
-# on. Prints a markdown table. Not part of CI.
+# cgjit_code_loaded per load (deterministic, unlike time), with live mode
+# off and on: for tests/c/live.c (3 functions sharing pages) and for N
+# functions each on a page of its own (tests/c/live_many.c). The first
+# load also opens the session (about 20,000 once). Then the GDB JIT
+# interface's preload on tests/c/gdb_jit.c. Prints a markdown table.
+# Not part of CI.
 # Usage: scripts/bench-client.sh [N...]   (default: 3 500 10000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(3 500 10000)
-cargo build --release --locked -q -p jit-client
+cargo build --release --locked -q -p jit-client -p callgrind-jit-gdb
 dir=$PWD/target/bench/client
+rm -rf "$dir"
 mkdir -p "$dir"
-gcc -O1 -g tests/c/live_many.c -I jit-client/include -I tests/c \
-  target/release/libjit_client.a -lpthread -ldl -lm -o "$dir/live_many"
+lib=target/release/libjit_client.a
+gcc -O1 -g tests/c/live_many.c -I jit-client/include -I tests/c "$lib" -lpthread -ldl -lm \
+  -o "$dir/live_many"
+gcc -O1 -g tests/c/live.c -I jit-client/include -I tests/c "$lib" -lpthread -ldl -lm \
+  -o "$dir/live"
+gcc -O1 -g -fno-pic -fno-asynchronous-unwind-tables -c tests/c/gdb_jit_code.c -o "$dir/code.o"
+gcc -O1 -g tests/c/gdb_jit.c -lpthread -o "$dir/gdb_jit"
 
-# Inclusive Ir of cgjit_code_loaded in a run of N loads with ENV, per
-# load (jitdump and perf map written, as by default).
-per_load() {
-  local n=$1; shift
-  rm -f "$dir"/callgrind.out.* "$dir"/jit-*.dump
-  (cd "$dir" && env "$@" JITDUMPDIR="$dir" valgrind --tool=callgrind -q \
-     --callgrind-out-file=callgrind.out.%p ./live_many "$n" > /dev/null 2>&1)
-  local profile total
-  profile=$(ls "$dir"/callgrind.out.*)
-  rm -f "/tmp/perf-${profile##*.}.map"
-  total=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$profile" \
-    | awk '/cgjit_code_loaded/ {gsub(",", "", $1); print $1; exit}')
-  echo $(( total / n ))
+# How many times PROFILE's code called FUNCTION (default
+# cgjit_code_loaded), and the inclusive Ir of those calls: the calls=
+# lines of its call sites and the cost lines after them, read from the
+# profile itself (callgrind_annotate's inclusive column changes with the
+# folder it runs in). Names are compressed to ids.
+calls() {
+  python3 - "$1" "${2:-cgjit_code_loaded}" <<'PY'
+import re, sys
+names, callee, n, ir, cost_next = {}, None, 0, 0, False
+for line in open(sys.argv[1]):
+    if cost_next:
+        ir += int(line.split()[1])  # position, then Ir
+        cost_next = False
+        continue
+    m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+    if m:
+        names.setdefault(m.group(2), m.group(3))
+        callee = names[m.group(2)] if m.group(1) == "cfn" else None
+    elif line.startswith("calls="):
+        if callee == sys.argv[2]:
+            n += int(line[6:].split()[0])
+            cost_next = True
+        callee = None
+print(n, ir)
+PY
 }
 
-echo "| functions | plain (Ir per load) | live mode (Ir per load) |"
+# Runs ENV... -- PROGRAM ARG... under callgrind in a fresh folder (its
+# jitdump and profile there, parts combined); prints the profile's path.
+run() {
+  local env=() out
+  while [ "$1" != -- ]; do env+=("$1"); shift; done
+  shift
+  out=$(mktemp -d -p "$dir")
+  (cd "$out" && env "${env[@]}" JITDUMPDIR="$out" valgrind --tool=callgrind -q \
+     --combine-dumps=yes --callgrind-out-file=callgrind.out.%p "$@" > /dev/null 2>&1)
+  local profile
+  profile=$(ls "$out"/callgrind.out.*)
+  rm -f "/tmp/perf-${profile##*.}.map"
+  echo "$profile"
+}
+
+# Inclusive Ir of cgjit_code_loaded per call, in a run of ENV... --
+# PROGRAM ARG... (jitdump and perf map written, as by default).
+per_load() {
+  local n ir
+  read -r n ir < <(calls "$(run "$@")")
+  echo $(( ir / n ))
+}
+
+echo "| program | plain (Ir per load) | live mode (Ir per load) |"
 echo "|---|---|---|"
+# live.c turns live mode on itself unless told "plain".
+plain=$(per_load CALLGRIND_JIT=1 -- "$dir/live" 10 plain)
+live=$(per_load CALLGRIND_JIT=1 -- "$dir/live" 10)
+echo "| tests/c/live.c (3 functions, pages shared) | $plain | $live |"
 for n in "${sizes[@]}"; do
-  plain=$(per_load "$n" CALLGRIND_JIT=1)
-  live=$(per_load "$n" CALLGRIND_JIT=1 CALLGRIND_JIT_LIVE=1)
-  echo "| $n | $plain | $live |"
+  plain=$(per_load CALLGRIND_JIT=1 -- "$dir/live_many" "$n")
+  live=$(per_load CALLGRIND_JIT=1 CALLGRIND_JIT_LIVE=1 -- "$dir/live_many" "$n")
+  echo "| live_many $n (a page each) | $plain | $live |"
 done
+
+# The GDB JIT interface's preload: per registration (the object read and
+# each of its functions handed to jit-client), and per function the part
+# jit-client's session takes (plain path).
+profile=$(run LD_PRELOAD="$PWD/target/release/libcallgrind_jit_gdb.so" CALLGRIND_JIT=1 \
+  -- "$dir/gdb_jit" "$dir/code.o")
+read -r registrations registered < <(calls "$profile" cgjit_gdb_registered)
+read -r functions handed < <(calls "$profile" "jit_client::session::Session::code_loaded")
+echo
+echo "GDB JIT interface preload, tests/c/gdb_jit.c: $registrations registrations," \
+  "$(( registered / registrations )) Ir each; $functions functions handed to jit-client," \
+  "$(( handed / functions )) Ir each"
 echo
 echo "valgrind $(valgrind --version), $(uname -r)"
