@@ -11,7 +11,7 @@ use super::held::HeldCall;
 use crate::callgrind::format::quick::{keyed_id, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
-use crate::callgrind::rewrite::state::{Block, Tracking};
+use crate::callgrind::rewrite::state::Block;
 use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
 /// What the lane did with a line.
@@ -41,11 +41,7 @@ impl Lane {
     /// rewritten.
     #[inline]
     pub(super) fn open(rw: &Rewriter<'_>) -> bool {
-        rw.tracking() == Tracking::Lazy
-            && rw.part.pos.synced
-            && rw.part.block == Block::Native
-            && (rw.group.is_empty() || rw.group.awaits_verbatim())
-            && rw.in_body()
+        rw.copies_verbatim() && (rw.group.is_empty() || rw.group.awaits_verbatim()) && rw.in_body()
     }
 
     /// Forgets the held lines: the rewriter is to see them.

@@ -3,7 +3,7 @@
 
 use super::ids::Sym;
 use super::names::Space;
-use super::state::{Block, Tracking};
+use super::state::Block;
 use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::position::{first_cost, Pos};
 use crate::callgrind::format::quick;
@@ -142,7 +142,7 @@ impl Rewriter<'_> {
         text: &[u8],
         terminated: bool,
     ) -> Res {
-        if self.part.pos.synced && (self.tracking == Tracking::Lazy) {
+        if self.copies_verbatim() {
             self.cols.check(text)?;
             self.part.pos.forget_input();
             return Ok(self.out.verbatim(raw, terminated)?);

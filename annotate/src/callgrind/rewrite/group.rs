@@ -8,7 +8,6 @@
 
 use super::ids::Sym;
 use super::names::{FnRef, Space};
-use super::state::Tracking;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, Key, NameRef};
 use crate::symbols::SymbolId;
@@ -121,7 +120,7 @@ impl Rewriter<'_> {
         if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
             return Ok(());
         }
-        if !((self.tracking == Tracking::Lazy) && self.part.pos.synced && self.in_native_code()) {
+        if !self.copies_verbatim() {
             self.group.awaiting = Await::Position;
             return Ok(());
         }

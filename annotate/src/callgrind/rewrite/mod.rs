@@ -144,11 +144,6 @@ impl<'t> Rewriter<'t> {
         }
     }
 
-    /// The tracking the rewriter was made with.
-    pub(in crate::callgrind) fn tracking(&self) -> Tracking {
-        self.tracking
-    }
-
     /// True once the part's `events:` line was read (cost lines may come).
     pub(in crate::callgrind) fn in_body(&self) -> bool {
         self.totals.events_seen
@@ -239,6 +234,14 @@ impl<'t> Rewriter<'t> {
     /// address-named stub that may jump into it): its lines are copied.
     pub(super) fn in_native_code(&self) -> bool {
         self.part.block == Block::Native
+    }
+
+    /// The one rule for copying an input line as it is, without decoding
+    /// it: lazy tracking, the output's position state the input's
+    /// (`synced`), and native code (none of its lines moves). The fast
+    /// lane, a call group written early and a cost line all ask this.
+    pub(in crate::callgrind) fn copies_verbatim(&self) -> bool {
+        self.tracking == Tracking::Lazy && self.part.pos.synced && self.in_native_code()
     }
 }
 
