@@ -9,7 +9,13 @@ use super::{decoded, Entry, SourceKind, SymbolTable};
 /// loaded over code.
 pub(super) fn drop_map_twins(table: &mut SymbolTable) {
     let kind = |e: &Entry| table.sources[e.source as usize].kind;
-    let in_jitdumps: std::collections::HashSet<(u64, u64)> = table
+    let has = |k| table.sources.iter().any(|s| s.kind == k);
+    // Without both kinds there are no twins, and no set to build (a set
+    // of every range of a large jitdump was a third of indexing it).
+    if !has(SourceKind::Jitdump) || !has(SourceKind::PerfMap) {
+        return;
+    }
+    let in_jitdumps: rustc_hash::FxHashSet<(u64, u64)> = table
         .entries
         .iter()
         .filter(|e| kind(e) == SourceKind::Jitdump)
