@@ -6,7 +6,7 @@ use nom::number::complete::{u32 as nom_u32, u64 as nom_u64};
 use nom::number::Endianness;
 use nom::IResult;
 
-use crate::read::{Move, ProblemKind, Record};
+use crate::records::{Move, ProblemKind, Record};
 use crate::{format, CodeLoad, DebugEntry};
 
 /// A NUL-terminated string (found with memchr: nom's `take_until`

@@ -15,6 +15,8 @@ pub mod format;
 #[cfg(feature = "read")]
 pub mod read;
 #[cfg(feature = "read")]
+mod records;
+#[cfg(feature = "read")]
 pub mod scan;
 pub mod write;
 

@@ -12,7 +12,8 @@ use std::os::unix::fs::FileExt;
 use nom::number::Endianness;
 
 use super::format::{self, RecordType};
-use super::read::{self, Header, Move, Problem, ProblemKind, ReadError, Record};
+use super::read;
+use super::records::{Header, Move, Problem, ProblemKind, ReadError, Record};
 use super::{CodeLoad, DebugEntry};
 use crate::file_window::Window;
 

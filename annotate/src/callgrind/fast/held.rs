@@ -2,7 +2,7 @@
 //! the callee is known. A native callee's group is copied as it is; a JIT
 //! callee's is rewritten in one piece (`write_held_call`).
 
-use super::lane::{Lane, Pass};
+use super::pass::Pass;
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::plain_count;
 use crate::callgrind::rewrite::ids::Sym;
@@ -38,7 +38,7 @@ impl HeldCall {
     }
 }
 
-impl Lane {
+impl HeldCall {
     /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
     /// functions where the output's defaults equal the input's.
     pub(super) fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
@@ -67,7 +67,7 @@ impl Lane {
     /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
     /// `None` if the group is past it already.
     pub(super) fn enter_stage(&mut self, stage: u8) -> Option<()> {
-        (stage > self.held.stage).then(|| self.held.stage = stage)
+        (stage > self.stage).then(|| self.stage = stage)
     }
 
     pub(super) fn hold_name(
@@ -76,7 +76,7 @@ impl Lane {
         space: Space,
         value: &[u8],
     ) -> Option<Pass> {
-        let (sym, defines) = self.known_name(rw, space, value)?;
+        let (sym, defines) = known_name(rw, space, value)?;
         self.hold_sym(space, sym, defines)
     }
 
@@ -89,10 +89,10 @@ impl Lane {
         defines: Option<u64>,
     ) -> Option<Pass> {
         if space == Space::Objects {
-            self.held.ob = Some(sym);
+            self.ob = Some(sym);
         }
-        let slot = usize::from(self.held.stage - 1);
-        self.held.defined[slot] = defines.map(|id| (space, id));
+        let slot = usize::from(self.stage - 1);
+        self.defined[slot] = defines.map(|id| (space, id));
         Some(Pass::Held)
     }
 
@@ -109,10 +109,10 @@ impl Lane {
         let same_defaults = p.same_call_defaults();
         if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
             same_defaults.then_some(())?;
-            self.held.callee = Some(Callee::Native(Some(id)));
+            self.callee = Some(Callee::Native(Some(id)));
             return Some(Pass::Held);
         }
-        let object = self.held.ob.unwrap_or(rw.part.input.ob);
+        let object = self.ob.unwrap_or(rw.part.input.ob);
         let f = rw.resolve_fn(value, object).ok()?;
         let callee = match (f.kind, f.id) {
             // A call into a function's middle is folded by the rewriter.
@@ -127,21 +127,21 @@ impl Lane {
                 Callee::Native(id)
             }
         };
-        self.held.callee = Some(callee);
+        self.callee = Some(callee);
         Some(Pass::Held)
     }
 
     /// `calls=` after a held callee: a native one's group is written as
     /// held; a JIT one's is rewritten.
     pub(super) fn pass_calls(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        let Callee::Native(id) = self.held.callee? else {
+        let Callee::Native(id) = self.callee? else {
             // `write_held_call` parses the line (failing as the rewriter would).
             return Some(Pass::Rewrite);
         };
         if !plain_count(&line[b"calls=".len()..]) {
             CountLine::parse("calls", line).ok()?;
         }
-        let held = std::mem::take(&mut self.held);
+        let held = std::mem::take(self);
         for (space, id) in held.defined.into_iter().flatten() {
             rw.space_mut(space).ids.get_mut(id)?.emitted = true;
         }
@@ -159,12 +159,38 @@ impl Lane {
     /// Writes the call the lane held (see [`Pass::Rewrite`]) in place of
     /// the held lines and `line`, its `calls=` line.
     pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
-        let held = std::mem::take(&mut self.held);
+        let held = std::mem::take(self);
         let Some(Callee::Jit(callee)) = held.callee else {
             unreachable!("Pass::Rewrite is for a held JIT callee")
         };
         rw.write_jit_call(callee, CountLine::parse("calls", line)?)?;
         rw.group.await_verbatim();
         Ok(())
+    }
+}
+
+/// The name of an id the output has defined.
+#[inline]
+pub(super) fn written_id(rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
+    let names = match space {
+        Space::Objects => &rw.part.tables.obs,
+        Space::Files => &rw.part.tables.files,
+    };
+    let entry = names.ids.get(id)?;
+    entry.emitted.then_some(entry.sym)
+}
+
+/// The name of a value that can be copied, and the id it defines
+/// (bare ids take [`Lane::written_id`]).
+pub(super) fn known_name(
+    rw: &mut Rewriter<'_>,
+    space: Space,
+    value: &[u8],
+) -> Option<(Sym, Option<u64>)> {
+    let (sym, nr) = rw.name_value(space, value).ok()?;
+    match (nr.id, nr.name) {
+        (Some(id), None) if !rw.space_mut(space).ids.get(id)?.emitted => None,
+        (Some(id), Some(_)) => Some((sym, Some(id))),
+        _ => Some((sym, None)),
     }
 }

@@ -7,27 +7,13 @@
 //! native code, output state equal to the input's. It owns the call
 //! lines it holds back; the driver owns their bytes.
 
-use super::held::HeldCall;
+use super::held::{known_name, written_id, HeldCall};
+pub(super) use super::pass::Pass;
 use crate::callgrind::format::quick::{keyed_id, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::Block;
-use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
-
-/// What the lane did with a line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Pass {
-    /// Handled: the output line is the input line.
-    Copied,
-    /// A call's `cob=`/`cfi=`/`cfn=` line, held until the callee is known
-    /// to be native (then copied as it is).
-    Held,
-    /// A `calls=` line into JIT code: the held lines and this one are to
-    /// be replaced by [`Lane::write_held_call`].
-    Rewrite,
-    /// Not for the lane: the rewriter must see it, after the held lines.
-    Declined,
-}
+use crate::callgrind::rewrite::{FnKind, Res, Rewriter, Space};
 
 /// The fast lane: what it holds back of a call group.
 #[derive(Debug, Default)]
@@ -47,6 +33,12 @@ impl Lane {
     /// Forgets the held lines: the rewriter is to see them.
     pub(super) fn drop_held(&mut self) {
         self.held = HeldCall::default();
+    }
+
+    /// Writes the call held (see [`Pass::Rewrite`]) in place of the held
+    /// lines and `line`, its `calls=` line.
+    pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
+        self.held.write_held_call(rw, line)
     }
 
     /// Handles `line` in the lane if it can (see [`Pass`]). On
@@ -82,7 +74,7 @@ impl Lane {
         }
         match first {
             b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(rw, line),
-            b'c' => self.pass_call_line(rw, line),
+            b'c' => self.held.pass_call_line(rw, line),
             _ if !self.held.is_empty() || rw.group.awaits_verbatim() => None,
             b'f' if line.starts_with(b"fn=") => self.pass_function(rw, &line[3..], None),
             b'f' if line.starts_with(b"fl=") => self.pass_name(rw, Space::Files, true, &line[3..]),
@@ -112,15 +104,16 @@ impl Lane {
         if rw.group.awaits_verbatim() {
             return None;
         }
-        self.enter_stage(stage)?;
+        self.held.enter_stage(stage)?;
         match key {
-            IdKey::Cob => self.hold_sym(
-                Space::Objects,
-                self.written_id(rw, Space::Objects, id)?,
-                None,
-            ),
-            IdKey::Cfi => self.hold_sym(Space::Files, self.written_id(rw, Space::Files, id)?, None),
-            _ => self.hold_callee(rw, &line[4..], Some(id)),
+            IdKey::Cob => {
+                self.held
+                    .hold_sym(Space::Objects, written_id(rw, Space::Objects, id)?, None)
+            }
+            IdKey::Cfi => self
+                .held
+                .hold_sym(Space::Files, written_id(rw, Space::Files, id)?, None),
+            _ => self.held.hold_callee(rw, &line[4..], Some(id)),
         }
     }
 
@@ -132,19 +125,8 @@ impl Lane {
         sets_function_file: bool,
         id: u64,
     ) -> Option<Pass> {
-        let sym = self.written_id(rw, space, id)?;
+        let sym = written_id(rw, space, id)?;
         self.set_name(rw, space, sets_function_file, sym)
-    }
-
-    /// The name of an id the output has defined.
-    #[inline]
-    pub(super) fn written_id(&self, rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
-        let names = match space {
-            Space::Objects => &rw.part.tables.obs,
-            Space::Files => &rw.part.tables.files,
-        };
-        let entry = names.ids.get(id)?;
-        entry.emitted.then_some(entry.sym)
     }
 
     /// A cost line, or the position line of a call already written.
@@ -196,27 +178,11 @@ impl Lane {
     /// definition, a plain name, or an id the output has defined), marking
     /// a definition as written.
     fn written_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Sym> {
-        let (sym, defines) = self.known_name(rw, space, value)?;
+        let (sym, defines) = known_name(rw, space, value)?;
         if let Some(id) = defines {
             rw.space_mut(space).ids.get_mut(id)?.emitted = true;
         }
         Some(sym)
-    }
-
-    /// The name of a value that can be copied, and the id it defines
-    /// (bare ids take [`Lane::written_id`]).
-    pub(super) fn known_name(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        space: Space,
-        value: &[u8],
-    ) -> Option<(Sym, Option<u64>)> {
-        let (sym, nr) = rw.name_value(space, value).ok()?;
-        match (nr.id, nr.name) {
-            (Some(id), None) if !rw.space_mut(space).ids.get(id)?.emitted => None,
-            (Some(id), Some(_)) => Some((sym, Some(id))),
-            _ => Some((sym, None)),
-        }
     }
 
     /// `fn=` of a native function, when no object or file line is owed;

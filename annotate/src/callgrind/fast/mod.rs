@@ -8,5 +8,6 @@ mod driver;
 mod held;
 mod lane;
 mod newlines;
+mod pass;
 
 pub(in crate::callgrind) use driver::Driver;
