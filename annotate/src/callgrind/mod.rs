@@ -81,19 +81,31 @@ impl<O: Output + ?Sized> Output for &mut O {
 /// the arcs that hold it twice; see `rewrite/reentry/`); each time
 /// `output` is restarted. With an empty table the output equals the input
 /// byte for byte (CRLF line ends become LF).
-pub fn rewrite<R, W>(
+pub fn rewrite<R, W>(input: R, output: W, table: &SymbolTable) -> Result<Stats, RewriteError>
+where
+    R: Read + Seek + Send,
+    W: Output + Send,
+{
+    rewrite_with_image(input, output, table, None)
+}
+
+/// [`rewrite`], a jitdump's functions put under `image` (the object name
+/// of the code image written beside the output; see
+/// [`crate::symbols::object_name`]).
+pub fn rewrite_with_image<R, W>(
     mut input: R,
     mut output: W,
     table: &SymbolTable,
+    image: Option<&str>,
 ) -> Result<Stats, RewriteError>
 where
     R: Read + Seek + Send,
     W: Output + Send,
 {
-    match passes::lazy(&mut input, &mut output, table) {
+    match with_reentry(&mut input, &mut output, (table, image), Tracking::Lazy) {
         Err(RewriteError::NeedsExactMode { .. }) => {
             again(&mut input, &mut output)?;
-            let mut stats = passes::exact(input, output, table)?;
+            let mut stats = with_reentry(input, output, (table, image), Tracking::Every)?;
             // The lazy reading stopped part way; the exact one's first
             // reading is the profile's second.
             stats.reads[0] = Reading::ExactPositions;
@@ -103,6 +115,9 @@ where
         result => result,
     }
 }
+
+/// The symbols, and the code image's object name if one is written.
+type Named<'a> = (&'a SymbolTable, Option<&'a str>);
 
 /// Rewinds the input and empties the output for another pass.
 fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), RewriteError> {
@@ -124,7 +139,7 @@ pub mod passes {
         output: W,
         table: &SymbolTable,
     ) -> Result<Stats, RewriteError> {
-        with_reentry(input, output, table, Tracking::Lazy)
+        with_reentry(input, output, (table, None), Tracking::Lazy)
     }
 
     /// The reference: every position decoded (any valid input). Its output
@@ -134,7 +149,7 @@ pub mod passes {
         output: W,
         table: &SymbolTable,
     ) -> Result<Stats, RewriteError> {
-        with_reentry(input, output, table, Tracking::Every)
+        with_reentry(input, output, (table, None), Tracking::Every)
     }
 }
 
@@ -143,7 +158,7 @@ pub mod passes {
 fn with_reentry<R, W>(
     mut input: R,
     mut output: W,
-    table: &SymbolTable,
+    table: Named,
     tracking: Tracking,
 ) -> Result<Stats, RewriteError>
 where
@@ -171,7 +186,7 @@ where
 fn run<R: Read + Send, W: Write + Send>(
     input: R,
     output: W,
-    table: &SymbolTable,
+    (table, image): Named,
     tracking: Tracking,
     reentry: rewrite::reentry::State,
 ) -> Result<(Stats, Option<rewrite::reentry::Plan>), RewriteError> {
@@ -180,7 +195,8 @@ fn run<R: Read + Send, W: Write + Send>(
         let spent = feed.spent_sender();
         let (writer, handle) =
             stream::writer::spawn(scope, output, spent).map_err(RewriteError::Io)?;
-        let mut rw = Rewriter::new(table, stream::out::Out::new(writer), tracking, reentry);
+        let out = stream::out::Out::new(writer);
+        let mut rw = Rewriter::new(table, image, out, tracking, reentry);
         let result = fast::Driver::new(feed)
             .run(&mut rw)
             .and_then(|lines| rw.finish().map_err(|f| error(f, lines)));

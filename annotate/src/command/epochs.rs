@@ -32,13 +32,13 @@ pub(super) fn rewrite(
     request: &Request,
     profile: &Input,
     end: Vec<(String, u64)>,
-    whole: &mut SymbolTable,
+    whole: &SymbolTable,
     sources: &[Input],
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let cmd = input::profile_command(&profile.file);
-    let mut epoch = load_symbols(sources, request, end, cmd.as_deref())?;
-    let mut rewritten = rewrite_one(request, profile, &mut epoch, protected)?;
+    let epoch = load_symbols(sources, request, end, cmd.as_deref())?;
+    let mut rewritten = rewrite_one(request, profile, &epoch, protected)?;
     if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
         let mut named = rewrite_one(request, profile, whole, protected)?;
         named.stats.combined_epochs = 1;

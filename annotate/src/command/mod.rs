@@ -215,9 +215,9 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
             let rewritten = match end {
                 Some(end) => {
                     let used = &provenance.used;
-                    epochs::rewrite(request, profile, end, &mut report.symbols, used, &protected)?
+                    epochs::rewrite(request, profile, end, &report.symbols, used, &protected)?
                 }
-                None => rewrite_one(request, profile, &mut report.symbols, &protected)?,
+                None => rewrite_one(request, profile, &report.symbols, &protected)?,
             };
             report.profiles.push(rewritten);
         }

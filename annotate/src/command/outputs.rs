@@ -12,7 +12,7 @@ use crate::callgrind::{self, Ending, RewriteError, Stats};
 use crate::code_image;
 use crate::input::{Input, OUTPUT_MARK};
 use crate::output::{self, Target};
-use crate::symbols::SymbolTable;
+use crate::symbols::{object_name, SymbolTable};
 
 /// Rewrites one profile into its output, and the machine code of the JIT
 /// functions it names into a code image beside it: both written, or
@@ -20,7 +20,7 @@ use crate::symbols::SymbolTable;
 pub(super) fn rewrite_one(
     request: &Request,
     profile: &Input,
-    symbols: &mut SymbolTable,
+    symbols: &SymbolTable,
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let allow = request.allow_truncated;
@@ -41,12 +41,13 @@ pub(super) fn rewrite_one(
         }
         _ => None,
     };
-    symbols.name_objects(image.as_deref());
-    let symbols = &*symbols;
+    // A jitdump's functions are under the code image where one is written.
+    let image_object = image.as_deref().map(object_name);
+    let named = (symbols, image_object.as_deref());
     let mut code_image = None;
     let stats = match &target {
         Target::Stdout => {
-            output::write_to_stdout(|file| rewrite_into(profile, file, symbols, allow))?
+            output::write_to_stdout(|file| rewrite_into(profile, file, named, allow))?
         }
         Target::File(out) => {
             output::check_target(out, protected)?;
@@ -54,7 +55,7 @@ pub(super) fn rewrite_one(
                 code_image::check_target(image, protected)?;
             }
             output::write_atomically(out, profile.mode, |file| {
-                let stats = rewrite_into(profile, file, symbols, allow)?;
+                let stats = rewrite_into(profile, file, named, allow)?;
                 if let Some(image) = &image {
                     let named = stats.jit_cost.keys().copied();
                     let mode = profile.mode & 0o666;
@@ -155,14 +156,15 @@ fn target_for(output: Option<&Path>, profile: &Input) -> Target {
 fn rewrite_into(
     input: &Input,
     mut file: &File,
-    symbols: &SymbolTable,
+    (symbols, image): (&SymbolTable, Option<&str>),
     allow_truncated: bool,
 ) -> Result<Stats> {
     // The rewriter buffers its output itself (and writes copied lines
     // straight from its input buffers): the file takes no buffer of its own.
     let name = input.path.display();
     let read = |e| anyhow::Error::new(e).context(format!("cannot read '{name}'"));
-    let result = callgrind::rewrite(input.rewound().map_err(read)?, file, symbols);
+    let input_file = input.rewound().map_err(read)?;
+    let result = callgrind::rewrite_with_image(input_file, file, symbols, image);
     let stats = result.map_err(|e| match e {
         RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
         other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),

@@ -123,7 +123,7 @@ pub struct SymbolTable {
 }
 
 /// The name a file has as an object in the profile: its absolute path.
-fn object_name(path: &std::path::Path) -> String {
+pub fn object_name(path: &std::path::Path) -> String {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     absolute.display().to_string()
 }
@@ -236,14 +236,15 @@ impl SymbolTable {
         decode::code(self, id)
     }
 
-    /// Names the object of every jitdump's functions: `image`, the code
-    /// image written beside the output, or else the jitdump itself.
-    pub fn name_objects(&mut self, image: Option<&std::path::Path>) {
-        for source in &mut self.sources {
-            if source.kind == SourceKind::Jitdump {
-                let path = image.unwrap_or(&source.path);
-                source.object = object_name(path);
-            }
+    /// The object the functions of source number `source` are under in
+    /// an output: `image` (the code image written beside it, by its
+    /// [`object_name`]) for a jitdump's where one was written, else the
+    /// symbol file itself.
+    pub fn object_of<'a>(&'a self, source: usize, image: Option<&'a str>) -> &'a str {
+        let source = &self.sources[source];
+        match (source.kind, image) {
+            (SourceKind::Jitdump, Some(image)) => image,
+            _ => &source.object,
         }
     }
 

@@ -142,7 +142,7 @@ impl Rewriter<'_> {
         let s = self.table.symbol(symbol);
         let object = self
             .names
-            .intern(self.table.sources()[s.source].object.as_bytes());
+            .intern(self.table.object_of(s.source, self.image).as_bytes());
         let file = match s.file {
             Some(f) => self.file_sym(f),
             None => self.names.intern(b"<jit>"),

@@ -113,11 +113,15 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     cut_line: bool,
     /// Re-entry: noted in the first pass, taken out in the second.
     reentry: reentry::State,
+    /// The code image's object name, where one is written beside the
+    /// output: a jitdump's functions are under it.
+    image: Option<&'t str>,
 }
 
 impl<'t> Rewriter<'t> {
     pub(in crate::callgrind) fn new(
         table: &'t SymbolTable,
+        image: Option<&'t str>,
         out: Out,
         tracking: Tracking,
         reentry: reentry::State,
@@ -127,6 +131,7 @@ impl<'t> Rewriter<'t> {
         let unknown = names.intern(b"???");
         Rewriter {
             table,
+            image,
             out,
             names,
             cols: Columns::default(),
