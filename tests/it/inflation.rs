@@ -110,18 +110,18 @@ fn inflated_per_fixture() -> BTreeMap<String, Vec<(Function, u64, u64)>> {
 
 /// #28: the merge must not make a JIT function cost more than its
 /// callers saw it run. What is left is said here, so that it can only
-/// shrink: on Node, continuations (V8's prologue returning into the
-/// middle of a function) still count in the calls they come back through
-/// (Module._load 2.9x); on Java, `Interpreter` at 1.21x and
-/// `String.hashCode` at 2.4x, whose `'2` levels call each other (arcs
-/// between levels hold the cost of every deeper level).
+/// shrink: on Java, `Interpreter` at 1.21x and `String.hashCode` at
+/// 2.4x, whose `'2` levels call each other (arcs between levels hold the
+/// cost of every deeper level). Node had 13 functions over (Module._load
+/// 2.9x, compileForInternalLoader 2.0x) until rule 8 took what a
+/// continuation's own arcs cannot hold out of the arcs made from builtin
+/// code callgrind charged to the function.
 #[test]
 fn inclusive_costs_stay_within_what_callers_recorded() {
     let all = inflated_per_fixture();
     for (fixture, found) in &all {
         let names: Vec<&str> = found.iter().map(|(f, _, _)| f.1.as_str()).collect();
         match fixture.split('/').next().unwrap() {
-            "node-fib" => assert!(found.len() <= 13, "{fixture}: {names:?}"),
             "java-hot" => {
                 assert!(names.len() <= 2, "{fixture}: {found:?}");
                 for (f, total, into) in found {

@@ -70,6 +70,8 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
     let mut resumed: BTreeMap<(u64, u64, Who), Vec<u64>> = BTreeMap::new();
     let mut by_site: BTreeMap<u64, BTreeMap<u64, Vec<Key>>> = BTreeMap::new();
     let mut by_callee: BTreeMap<(u64, Who), Vec<Key>> = BTreeMap::new();
+    // Rule 8's second part: arcs by (f, site) of the sites in no range.
+    let mut outside: BTreeMap<u64, BTreeMap<u64, Vec<Key>>> = BTreeMap::new();
     let instr = columns.iter().position(|c| *c == "instr");
     // Rule 4: a cost line of zeros means nothing.
     let records = expand::expand(input)
@@ -119,6 +121,10 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                     if let Some(site) = site {
                         let sites = by_site.entry(f.start).or_default();
                         sites.entry(site).or_default().push(key.clone());
+                        if symbols.at(site).is_none() {
+                            let sites = outside.entry(f.start).or_default();
+                            sites.entry(site).or_default().push(key.clone());
+                        }
                     }
                     by_callee.entry((f.start, x)).or_default().push(key.clone());
                 }
@@ -126,23 +132,73 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
             }
         }
     }
-    let mut groups: BTreeMap<Vec<Key>, Vec<u64>> = BTreeMap::new();
+    // Per f: the continuations by the arcs they come out of, and the
+    // sites returned to.
+    let mut groups: BTreeMap<(u64, Vec<Key>), Vec<u64>> = BTreeMap::new();
+    let mut returned_to: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for ((f, addr, x), cost) in resumed {
         let arcs = match by_site.get(&f) {
-            Some(sites) => sites.range(..addr).next_back().map(|(_, arcs)| arcs),
+            Some(sites) => sites.range(..addr).next_back().map(|(&site, arcs)| {
+                returned_to.entry(f).or_default().push(site);
+                arcs
+            }),
             None => by_callee.get(&(f, x)),
         };
         let Some(arcs) = arcs else { continue };
         let mut arcs = arcs.clone();
         arcs.sort();
         arcs.dedup();
-        add_to(groups.entry(arcs).or_default(), cost);
+        add_to(groups.entry((f, arcs)).or_default(), cost);
     }
-    let reentries = groups
+    // What those arcs cannot hold comes out of f's arcs at sites in no
+    // range (but the sites returned to), where positions have addresses.
+    let mut beyond: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for ((f, arcs), continuation) in &groups {
+        if by_site.contains_key(f) {
+            let held = held_by(&sums, arcs);
+            let rest = continuation
+                .iter()
+                .enumerate()
+                .map(|(e, &c)| c.saturating_sub(held.get(e).copied().unwrap_or(0)))
+                .collect();
+            add_to(beyond.entry(*f).or_default(), rest);
+        }
+    }
+    let mut reentries: Vec<Reentry> = groups
         .into_iter()
-        .map(|(arcs, continuation)| Reentry { arcs, continuation })
+        .map(|((_, arcs), continuation)| Reentry { arcs, continuation })
         .collect();
+    for (f, rest) in beyond {
+        let arcs: Vec<Key> = outside
+            .get(&f)
+            .into_iter()
+            .flatten()
+            .filter(|(site, _)| !returned_to.get(&f).is_some_and(|r| r.contains(site)))
+            .flat_map(|(_, keys)| keys.iter().cloned())
+            .collect();
+        if rest.first().is_some_and(|&r| r > 0) && !arcs.is_empty() {
+            let mut arcs = arcs;
+            arcs.sort();
+            arcs.dedup();
+            reentries.push(Reentry {
+                arcs,
+                continuation: rest,
+            });
+        }
+    }
     (sums, folded, reentries)
+}
+
+/// The cost the arcs `keys` hold in `sums`, per event (their count left
+/// out).
+fn held_by(sums: &Sums, keys: &[Key]) -> Vec<u64> {
+    let mut held = Vec::new();
+    for key in keys {
+        if let Some(values) = sums.0.get(key) {
+            add_to(&mut held, values.iter().skip(1).copied().collect());
+        }
+    }
+    held
 }
 
 pub(super) fn add_to(sum: &mut Vec<u64>, values: Vec<u64>) {

@@ -71,7 +71,11 @@
 //!    instruction column; without one, the arcs from `f`'s code to `x`).
 //!    Those arcs, summed, lose the folded calls' cost, summed (per event,
 //!    at most what they hold); each keeps its count and loses at most its
-//!    own cost.
+//!    own cost. With an instruction column, what they cannot hold, summed
+//!    per `f`, comes out the same way of the arcs charged to `f` made at
+//!    sites in no JIT range (code of the runtime that callgrind charged to
+//!    `f`, under whose calls it nested what followed), but those at sites
+//!    a continuation of `f` returns to.
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of

@@ -17,6 +17,15 @@
 //! instruction addresses, the arcs from `f` to `x` are taken (a chain's
 //! continuation then stays, and is reported).
 //!
+//! Callgrind does not always nest a continuation under the call it
+//! returns from. V8's builtins, returned into by `f`'s code and charged by
+//! callgrind to `f`, call on (the next JavaScript function), and callgrind
+//! nests everything after under that call, the continuation included,
+//! while the call it returns from holds only its first steps. What the
+//! arcs at the return address cannot hold of a continuation therefore
+//! comes out of `f`'s arcs made at sites in no JIT range (`Arcs::Outside`;
+//! not those a continuation returns to), in proportion to their cost.
+//!
 //! The first pass notes each folded call's inclusive cost per (part, `f`,
 //! its address, `x`), and the inclusive cost of every arc from JIT code
 //! per call site and per callee (`Noted`). A second pass takes the
@@ -101,6 +110,9 @@ enum Callee {
 enum Arcs<W> {
     Site(u64),
     To(W),
+    /// `f`'s arcs made at sites in no JIT range (code callgrind charged
+    /// to `f`), but for those a continuation returns to.
+    Outside,
 }
 
 /// The longest x86-64 instruction: a call site further below an address
@@ -126,6 +138,9 @@ pub(in crate::callgrind) struct Noted {
     sites: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
     /// Inclusive cost of the arcs from `f`'s code, per callee.
     callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
+    /// Inclusive cost of the arcs charged to `f` made at sites in no JIT
+    /// range, per site.
+    outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
     /// JIT ranges' entries, with the names of their levels (`fib'2`).
     entered: HashSet<(SymbolId, Vec<u8>)>,
     /// Continuations named with a level above 1, by range and name.
@@ -145,6 +160,7 @@ impl Noted {
         let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
         self.sites.retain(|&(p, f), _| keep(p, f));
         self.callees.retain(|&(p, f, _), _| keep(p, f));
+        self.outside.retain(|&(p, f), _| keep(p, f));
     }
 
     /// The arcs a continuation of `of` at `addr`, called back by `x`,
@@ -190,17 +206,51 @@ impl Noted {
             let (sum, _) = taken.entry(((part, f), arcs)).or_insert((Vec::new(), cost));
             add(sum, continuation);
         }
+        // What the arcs a continuation returns from cannot hold, per `f`.
+        let mut beyond: HashMap<Of, (Vec<u64>, Vec<u64>)> = HashMap::new();
         for ((of, arcs), (continuation, cost)) in taken {
             let arcs = match arcs {
-                Arcs::Site(site) => Arcs::Site(site),
+                Arcs::Site(site) => {
+                    let (rest, sites) = beyond.entry(of).or_default();
+                    add(rest, &over(&continuation, cost));
+                    sites.push(site);
+                    Arcs::Site(site)
+                }
                 Arcs::To(x) => Arcs::To(x.owned(names)),
+                Arcs::Outside => Arcs::Outside,
             };
             plan.shares
                 .entry(of)
                 .or_default()
                 .push((arcs, Share::new(&continuation, cost)));
         }
+        for (of, (rest, returned_to)) in beyond {
+            if let Some(outside) = self
+                .outside_of(of, &returned_to)
+                .filter(|_| first(&rest) > 0)
+            {
+                plan.shares
+                    .entry(of)
+                    .or_default()
+                    .push((Arcs::Outside, Share::new(&rest, &outside)));
+            }
+        }
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// The cost of `of`'s arcs made outside every JIT range, but at the
+    /// sites continuations return to (`returned_to`); `None` for none.
+    /// Where a continuation's own arcs hold less than it, callgrind nested
+    /// it under one of these (V8's builtins, charged to the function they
+    /// returned into, calling on): the rest comes out of them.
+    fn outside_of(&self, of: Of, returned_to: &[u64]) -> Option<Vec<u64>> {
+        let mut sum = Vec::new();
+        for (site, cost) in self.outside.get(&of)? {
+            if !returned_to.contains(site) {
+                add(&mut sum, cost);
+            }
+        }
+        (first(&sum) > 0).then_some(sum)
     }
 
     /// Continuations whose level no entry of their range has, with the
@@ -232,6 +282,16 @@ fn add(sum: &mut Vec<u64>, values: &[u64]) {
 
 fn first(costs: &[u64]) -> u64 {
     costs.first().copied().unwrap_or(0)
+}
+
+/// What of `continuation` arcs costing `arcs` cannot hold, per event.
+fn over(continuation: &[u64], arcs: &[u64]) -> Vec<u64> {
+    let held = |e: usize| arcs.get(e).copied().unwrap_or(0);
+    continuation
+        .iter()
+        .enumerate()
+        .map(|(e, &c)| c.saturating_sub(held(e)))
+        .collect()
 }
 
 impl Rewriter<'_> {
@@ -296,10 +356,15 @@ impl Rewriter<'_> {
         costs: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
+        let outside = site.filter(|&s| self.table.lookup(s).is_none());
         let Some(plan) = self.reentry.plan.as_mut() else {
             let noted = &mut self.reentry.noted;
             if let Some(site) = site {
                 let sites = noted.sites.entry((part, owner)).or_default();
+                add_costs(sites.entry(site).or_default(), costs)?;
+            }
+            if let Some(site) = outside {
+                let sites = noted.outside.entry((part, owner)).or_default();
                 add_costs(sites.entry(site).or_default(), costs)?;
             }
             add_costs(
@@ -315,7 +380,11 @@ impl Rewriter<'_> {
             Some(site) => Arcs::Site(site),
             None => Arcs::To(callee.owned(&self.names)),
         };
-        let Some((_, share)) = shares.iter_mut().find(|(a, _)| *a == arcs) else {
+        // An arc a continuation returns from; else, outside every range,
+        // one that holds what those could not.
+        let at = |arcs: &Arcs<Callee>| shares.iter().position(|(a, _)| a == arcs);
+        let found = at(&arcs).or_else(|| outside.and_then(|_| at(&Arcs::Outside)));
+        let Some((_, share)) = found.map(|i| &mut shares[i]) else {
             return Ok(None);
         };
         let mut arc = all_costs(costs)?;

@@ -110,3 +110,39 @@ fn a_continuation_keeps_a_level_its_range_was_entered_at() {
     let plan = noted.plan(&names, true).unwrap();
     assert!(plan.takes_out());
 }
+
+#[test]
+fn what_the_return_address_cannot_hold_comes_out_of_arcs_outside_every_range() {
+    // f's call at 0x1004 returns to 0x1009 but holds 10; callgrind nested
+    // the continuation (100) under a call made at 0x500, code of no JIT
+    // range charged to f (60), and under one at 0x600 (40).
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let f = SymbolId(1);
+    noted.sites.insert(
+        (1, f),
+        BTreeMap::from([(0x1004, vec![10]), (0x500, vec![60])]),
+    );
+    let outside = BTreeMap::from([(0x500, vec![60]), (0x600, vec![40])]);
+    noted.outside.insert((1, f), outside);
+    let x = Who::Jit(SymbolId(2));
+    noted.continuations.insert((1, f, 0x1009, x), vec![100]);
+    let plan = noted.plan(&names, true).unwrap();
+    let mut taken: Vec<_> = plan.shares[&(1, f)]
+        .iter()
+        .map(|(arcs, share)| (format!("{arcs:?}"), share.take.clone(), share.arcs.clone()))
+        .collect();
+    taken.sort();
+    // 10 from the return address; the other 90 from the 100 outside.
+    assert_eq!(
+        taken,
+        [
+            ("Outside".to_string(), vec![90], vec![100]),
+            ("Site(4100)".to_string(), vec![10], vec![10]),
+        ]
+    );
+    // A continuation its arcs hold whole takes nothing from outside.
+    noted.continuations.insert((1, f, 0x1009, x), vec![10]);
+    let plan = noted.plan(&names, true).unwrap();
+    assert_eq!(plan.shares[&(1, f)].len(), 1);
+}
