@@ -37,6 +37,7 @@ pub mod image;
 #[cfg(feature = "live")]
 mod live;
 pub mod live_folder;
+mod names;
 mod options;
 pub mod perfmap;
 mod session;

@@ -11,7 +11,7 @@ pub fn dir_for(pid: u32) -> PathBuf {
 
 /// `callgrind-jit-PID`.
 pub fn folder_name(pid: u32) -> String {
-    format!("callgrind-jit-{pid}")
+    crate::names::numbered("callgrind-jit-", u64::from(pid), "")
 }
 
 /// The pid in a folder name made by [`folder_name`].
@@ -31,29 +31,13 @@ pub const LOCK_FILE: &str = "live.lock";
 
 /// The ELF image of the `n`-th function mapped, at `addr`.
 pub fn image_name(n: u64, addr: usize) -> String {
-    // By hand: `format!` cost live mode 1,400 instructions a load.
-    let mut name = String::with_capacity(40);
+    let mut name = String::with_capacity(48);
     name.push_str("jit-");
-    push_digits(&mut name, n, 10);
+    crate::names::push_digits(&mut name, n, 10);
     name.push('-');
-    push_digits(&mut name, addr as u64, 16);
+    crate::names::push_digits(&mut name, addr as u64, 16);
     name.push_str(".so");
     name
-}
-
-/// `v` in `radix` (10 or 16, lower case), without leading zeros.
-fn push_digits(out: &mut String, mut v: u64, radix: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b"0123456789abcdef"[(v % radix) as usize];
-        v /= radix;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// True for the names live mode gives its files.

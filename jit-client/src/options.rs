@@ -51,21 +51,15 @@ impl Options {
     /// Settings from `CALLGRIND_JIT` and `JITDUMPDIR`.
     pub fn from_env() -> Self {
         let mut opts = Options::default();
-        match std::env::var("CALLGRIND_JIT").as_deref() {
-            Ok("1") | Ok("on") | Ok("yes") => opts.activation = Activation::On,
-            Ok("0") | Ok("off") | Ok("no") => opts.activation = Activation::Off,
-            _ => {}
+        match flag("CALLGRIND_JIT") {
+            Some(true) => opts.activation = Activation::On,
+            Some(false) => opts.activation = Activation::Off,
+            None => {}
         }
-        if matches!(
-            std::env::var("CALLGRIND_JIT_PERF_MAP").as_deref(),
-            Ok("0" | "off" | "no")
-        ) {
+        if flag("CALLGRIND_JIT_PERF_MAP") == Some(false) {
             opts.perf_map = false;
         }
-        opts.live = matches!(
-            std::env::var("CALLGRIND_JIT_LIVE").as_deref(),
-            Ok("1" | "on" | "yes")
-        );
+        opts.live = flag("CALLGRIND_JIT_LIVE") == Some(true);
         if let Some(dir) = std::env::var_os("JITDUMPDIR").filter(|d| !d.is_empty()) {
             opts.jitdump_dir = PathBuf::from(dir);
         }
@@ -108,5 +102,16 @@ impl Options {
     pub fn perf_map_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.perf_map_dir = dir.into();
         self
+    }
+}
+
+/// Environment variable `name` as a switch: `1`, `on` or `yes` is true,
+/// `0`, `off` or `no` false; anything else (or unset) says nothing.
+fn flag(name: &str) -> Option<bool> {
+    let value = std::env::var_os(name)?;
+    match value.as_encoded_bytes() {
+        b"1" | b"on" | b"yes" => Some(true),
+        b"0" | b"off" | b"no" => Some(false),
+        _ => None,
     }
 }

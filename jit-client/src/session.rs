@@ -315,12 +315,14 @@ impl State {
             self.warn(&problem);
         }
         if writer.is_open() {
-            let paths: Vec<String> = writer
-                .open_paths()
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            valgrind::log(&format!("writing {}", paths.join(" and ")));
+            let mut message = String::from("writing ");
+            for (i, path) in writer.open_paths().iter().enumerate() {
+                if i > 0 {
+                    message.push_str(" and ");
+                }
+                message.push_str(&path.to_string_lossy());
+            }
+            valgrind::log(&message);
             self.writer = Some(writer);
         }
     }

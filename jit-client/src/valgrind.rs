@@ -46,7 +46,12 @@ pub fn happens_after(key: usize) {
 pub fn log(message: &str) {
     #[cfg(feature = "valgrind")]
     if running_on_valgrind() {
-        let text = format!("callgrind-jit: {message}\n").replace('\0', " ");
+        // Built by hand (format! and replace were most of a first load's
+        // log line): NULs become blanks, so the C string always forms.
+        let mut text = Vec::with_capacity(message.len() + 16);
+        text.extend_from_slice(b"callgrind-jit: ");
+        text.extend(message.bytes().map(|b| if b == 0 { b' ' } else { b }));
+        text.push(b'\n');
         if let Ok(text) = CString::new(text) {
             crabgrind::vg_print(&text);
         }

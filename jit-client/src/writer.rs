@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::epochs::{self, Epochs};
+use crate::names;
 use crate::options::Options;
 use crate::{sys, valgrind};
 use jitdump::{format, write, CodeLoad, DebugEntry};
@@ -75,8 +76,13 @@ impl Writer {
     /// one message per problem.
     pub fn create(opts: &Options) -> (Writer, Vec<String>) {
         let pid = sys::pid();
-        let jitdump_path = opts.jitdump_dir.join(format!("jit-{pid}.dump"));
-        let perf_map_path = opts.perf_map_dir.join(format!("perf-{pid}.map"));
+        let pid_number = u64::from(pid);
+        let jitdump_path = opts
+            .jitdump_dir
+            .join(names::numbered("jit-", pid_number, ".dump"));
+        let perf_map_path = opts
+            .perf_map_dir
+            .join(names::numbered("perf-", pid_number, ".map"));
         let mut errors = Vec::new();
         let not_created = |path: &PathBuf, e: io::Error| {
             format!("cannot create {}: {e}; not writing it", path.display())
