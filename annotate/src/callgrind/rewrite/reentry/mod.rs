@@ -356,14 +356,15 @@ impl Rewriter<'_> {
         costs: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
-        let outside = site.filter(|&s| self.table.lookup(s).is_none());
+        let table = self.table;
+        let outside = |site: u64| table.lookup(site).is_none();
         let Some(plan) = self.reentry.plan.as_mut() else {
             let noted = &mut self.reentry.noted;
             if let Some(site) = site {
                 let sites = noted.sites.entry((part, owner)).or_default();
                 add_costs(sites.entry(site).or_default(), costs)?;
             }
-            if let Some(site) = outside {
+            if let Some(site) = site.filter(|&s| outside(s)) {
                 let sites = noted.outside.entry((part, owner)).or_default();
                 add_costs(sites.entry(site).or_default(), costs)?;
             }
@@ -383,7 +384,11 @@ impl Rewriter<'_> {
         // An arc a continuation returns from; else, outside every range,
         // one that holds what those could not.
         let at = |arcs: &Arcs<Callee>| shares.iter().position(|(a, _)| a == arcs);
-        let found = at(&arcs).or_else(|| outside.and_then(|_| at(&Arcs::Outside)));
+        let found = at(&arcs).or_else(|| {
+            // Looked up only where a share from outside exists.
+            let share = at(&Arcs::Outside)?;
+            site.is_some_and(outside).then_some(share)
+        });
         let Some((_, share)) = found.map(|i| &mut shares[i]) else {
             return Ok(None);
         };
