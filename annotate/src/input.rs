@@ -289,6 +289,12 @@ fn foreign(path: &Path, head: &[u8], text: &str) -> Option<String> {
     })
 }
 
+/// True if the file at `path` is a profile callgrind-jit wrote (it ends
+/// with [`OUTPUT_MARK`]).
+pub fn is_our_output_at(path: &Path) -> bool {
+    File::open(path).is_ok_and(|file| is_our_output(&file))
+}
+
 /// True if `file` ends with [`OUTPUT_MARK`].
 fn is_our_output(file: &File) -> bool {
     let mark = OUTPUT_MARK.as_bytes();

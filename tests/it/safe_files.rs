@@ -1,6 +1,7 @@
-//! annotate never destroys a file: outputs go only over nothing or a
-//! regular file, never over an input (given or found), keep the input's
-//! permission bits; stdin, pipes and FIFOs are read whole.
+//! annotate never destroys a file: outputs go only over nothing, an empty
+//! file or a profile it wrote itself, never over an input (given or
+//! found), keep the input's permission bits; stdin, pipes and FIFOs are
+//! read whole.
 
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -346,4 +347,45 @@ fn a_profile_cut_anywhere_is_annotated_up_to_its_last_whole_record() {
     // The last cut read by callgrind_annotate, without a warning.
     util::callgrind_annotate(&dir.join("cut.out"), &["--auto=no"]);
     assert!(!dir.join("refused.out").exists());
+}
+
+#[test]
+fn a_file_of_the_users_is_not_replaced_and_an_earlier_output_is() {
+    let dir = dir_with_fixture("safe-not-ours");
+    std::fs::write(dir.join("notes.txt"), "my notes\n").unwrap();
+    for args in [
+        &["callgrind.out.9747", "jit-9747.dump", "-o", "notes.txt"][..],
+        &[
+            "--merge",
+            "callgrind.out.9747",
+            "jit-9747.dump",
+            "-o",
+            "notes.txt",
+        ],
+    ] {
+        refused(
+            &annotate(&dir, args),
+            "refusing to replace 'notes.txt': it is not a profile callgrind-jit wrote",
+        );
+        assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"my notes\n");
+    }
+    // Its own output, and an empty file, are written (again).
+    let want = reference(&dir);
+    std::fs::write(dir.join("empty.out"), "").unwrap();
+    for name in ["ref.out", "empty.out"] {
+        let args = [
+            "callgrind.out.9747",
+            "jit-9747.dump",
+            "-o",
+            name,
+            "--no-code",
+        ];
+        let out = annotate(&dir, &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(std::fs::read(dir.join(name)).unwrap(), want, "{name}");
+    }
 }

@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use super::{Report, Request, Rewritten};
 use crate::callgrind::{self, Ending, RewriteError, Stats};
 use crate::code_image;
-use crate::input::{Input, OUTPUT_MARK};
+use crate::input::{self, Input, OUTPUT_MARK};
 use crate::output::{self, Target};
 use crate::symbols::{object_name, SymbolTable};
 
@@ -50,7 +50,7 @@ pub(super) fn rewrite_one(
             output::write_to_stdout(|file| rewrite_into(profile, file, named, allow))?
         }
         Target::File(out) => {
-            output::check_target(out, protected)?;
+            check_profile_target(out, protected)?;
             if let Some(image) = &image {
                 code_image::check_target(image, protected)?;
             }
@@ -100,10 +100,26 @@ pub(super) fn merge_target(
         }
     };
     if let Target::File(path) = &target {
-        output::check_target(path, protected)?;
+        check_profile_target(path, protected)?;
         refuse_own_output(path, profiles)?;
     }
     Ok(target)
+}
+
+/// Refuses to write an annotated profile over what is at `out` unless it
+/// is nothing, an empty file or a profile callgrind-jit wrote (a run
+/// again): a file of anything else is the user's, and stays.
+fn check_profile_target(out: &Path, protected: &[&Path]) -> Result<()> {
+    output::check_target(out, protected)?;
+    let occupied = std::fs::metadata(out).is_ok_and(|m| m.len() > 0);
+    if occupied && !input::is_our_output_at(out) {
+        bail!(
+            "refusing to replace '{}': it is not a profile callgrind-jit wrote \
+             (remove it, or give another -o)",
+            out.display()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a `--merge` target that is a file the run itself writes: a
