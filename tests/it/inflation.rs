@@ -109,29 +109,18 @@ fn inflated_per_fixture() -> BTreeMap<String, Vec<(Function, u64, u64)>> {
 }
 
 /// #28: the merge must not make a JIT function cost more than its
-/// callers saw it run. What is left is said here, so that it can only
-/// shrink: on Java, `Interpreter` at 1.21x and `String.hashCode` at
-/// 2.4x, whose `'2` levels call each other (arcs between levels hold the
-/// cost of every deeper level). Node had 13 functions over (Module._load
-/// 2.9x, compileForInternalLoader 2.0x) until rule 8 took what a
+/// callers saw it run. Node had 13 functions over (Module._load 2.9x,
+/// compileForInternalLoader 2.0x) until rule 8 took what a
 /// continuation's own arcs cannot hold out of the arcs made from builtin
-/// code callgrind charged to the function.
+/// code callgrind charged to the function; Java had `Interpreter` at
+/// 1.21x and `String.hashCode` at 2.44x until calls between two levels of
+/// one function were kept as calls (compiled code at `'2` jumping to its
+/// own continuation at level 1).
 #[test]
 fn inclusive_costs_stay_within_what_callers_recorded() {
     let all = inflated_per_fixture();
     for (fixture, found) in &all {
-        let names: Vec<&str> = found.iter().map(|(f, _, _)| f.1.as_str()).collect();
-        match fixture.split('/').next().unwrap() {
-            "java-hot" => {
-                assert!(names.len() <= 2, "{fixture}: {found:?}");
-                for (f, total, into) in found {
-                    let ratio = *total as f64 / *into as f64;
-                    let bound = if f.1 == "Interpreter" { 1.25 } else { 2.5 };
-                    assert!(ratio <= bound, "{fixture}: {f:?} {ratio:.2}x");
-                }
-            }
-            _ => assert_eq!(names, Vec::<&str>::new(), "{fixture}"),
-        }
+        assert_eq!(found, &[], "{fixture}");
     }
     assert_eq!(all.len(), 11, "{:?}", all.keys());
 }

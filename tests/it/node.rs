@@ -115,3 +115,61 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
         "{report}"
     );
 }
+
+/// #28 item 5: on perf-map-only Node, no cost at an instruction of JIT
+/// code (outside node's own code, V8's embedded builtins) stays under a
+/// native function: all of it is its JIT function's, as much as callgrind
+/// counted at those instructions (under `???`).
+#[test]
+fn perf_map_only_node_leaves_no_jit_code_under_native_functions() {
+    let program = annotate::symbols::mapped::MappedCode::of_command("node");
+    let Some(program) = program else {
+        return util::skip("perf_map_only_node", "node linked at fixed addresses");
+    };
+    let dir = util::scratch("node-perf-map-only");
+    gunzip("node-fib", "callgrind.out.13064", &dir);
+    let map = util::fixture("node-fib/perf-13064.map");
+    let ranges: Vec<(u64, u64)> = std::fs::read_to_string(&map)
+        .unwrap()
+        .lines()
+        .filter_map(|l| annotate::perfmap::fields(l.as_bytes()).map(|(s, n, _)| (s, n)))
+        .filter(|&(s, n)| !program.holds(s, n))
+        .collect();
+    let in_jit = |a: u64| ranges.iter().any(|&(s, n)| (s..s + n).contains(&a));
+    let map_arg = map.to_string_lossy();
+    let args = ["callgrind.out.13064", &*map_arg, "--any-pid", "-o", "out"];
+    let out = util::annotate(&dir, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Self cost at JIT instructions, per object: (input, output).
+    let at_jit = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut by_object = std::collections::BTreeMap::<String, u64>::new();
+        for record in crate::expand::expand(&text) {
+            if let crate::expand::Record::Cost { at, pos, costs } = record {
+                if in_jit(pos[0]) {
+                    let cost: u64 = costs.split_whitespace().next().unwrap().parse().unwrap();
+                    *by_object.entry(at[0].clone()).or_default() += cost;
+                }
+            }
+        }
+        by_object
+    };
+    let before = at_jit(&dir.join("callgrind.out.13064"));
+    let after = at_jit(&dir.join("out"));
+    let jit_cost = before["???"];
+    assert!(jit_cost > 10_000_000, "{before:?}");
+    assert_eq!(
+        before.len(),
+        1,
+        "callgrind counts JIT code under ???: {before:?}"
+    );
+    assert_eq!(
+        after,
+        [(map_arg.into_owned(), jit_cost)].into(),
+        "{after:?}"
+    );
+}

@@ -96,9 +96,9 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                 let site = instr.map(|i| pos[i]);
                 let (place, from) = place(symbols, &at, &pos, &columns);
                 let callee = symbols.function(&target[0], &target[2]);
-                if let (_, Some(to), "calls") = (from, callee.range, kind.as_str()) {
+                if let (Some(to), "calls") = (callee.range, kind.as_str()) {
                     // Callgrind names a pseudo-function after its call target.
-                    if !callee.addr.is_some_and(|a| symbols.enters(to, a)) {
+                    if symbols.folds(from, &place, &callee) {
                         folded += 1;
                         if !from.is_some_and(|h| std::ptr::eq(h, to)) {
                             let x = who(from, &place.0, &place.3);
@@ -109,10 +109,13 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                         continue; // rule 4
                     }
                 }
+                // Rule 4's exception: a call between levels is no arc of rule 8's.
+                let kept = symbols.between_levels(from, &place, &callee);
                 let key = transfer_key(symbols, place, kind, &target, &target_pos, &columns);
                 let mut values = counts(&count);
                 values.extend(numbers(&costs));
-                if let (Some(f), "calls") = (from, key.1.as_ref().unwrap().0.as_str()) {
+                if let (Some(f), "calls", false) = (from, key.1.as_ref().unwrap().0.as_str(), kept)
+                {
                     let x = who(
                         callee.range,
                         &key.1.as_ref().unwrap().1[0],

@@ -58,10 +58,7 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
         } = &record
         {
             let callee = symbols.function(&target[0], &target[2]);
-            let folded = callee
-                .range
-                .is_some_and(|to| !callee.addr.is_some_and(|a| symbols.enters(to, a)));
-            if kind != "calls" || folded {
+            if kind != "calls" || symbols.folds(holder, &place, &callee) {
                 continue;
             }
             let key = transfer_key(

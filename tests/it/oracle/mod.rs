@@ -53,7 +53,14 @@
 //!    that no call of the range's own returns there (HotSpot's verified
 //!    entries). The range's call sites are those of its calls that go
 //!    anywhere but into the middle of a range (at a start, in a table).
-//!    A name made of an entry point keeps its level, as a start's. A
+//!    Except between levels: a call from a range's code into its own
+//!    middle where the call's place (rule 2's name for moved code) and
+//!    the callee have different names (recursion levels; HotSpot's
+//!    compiled code jumped into from the interpreter at `'2` reaching its
+//!    own continuation named at level 1) stays a call, as callgrind
+//!    recorded it: folded, the callee's lines would be one level's cost
+//!    and its callers' arcs another's. Such a call is none of rule 8's
+//!    arcs. A name made of an entry point keeps its level, as a start's. A
 //!    cost line of zeros means nothing (the rewriter may keep a folded
 //!    call's position that way).
 //! 5. When ranges overlap, a jitdump's range beats a perf map's (it has

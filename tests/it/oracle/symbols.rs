@@ -285,6 +285,34 @@ impl Symbols {
 }
 
 impl Symbols {
+    /// Rule 4: a call to `callee` made at `place`, in the code of range
+    /// `from`, is folded away.
+    pub(super) fn folds(&self, from: Option<&Range>, place: &Place, callee: &Mapped) -> bool {
+        self.enters_middle(callee) && !self.between_levels(from, place, callee)
+    }
+
+    /// A call to `callee` enters its range elsewhere than at an entry.
+    fn enters_middle(&self, callee: &Mapped) -> bool {
+        callee
+            .range
+            .is_some_and(|to| !callee.addr.is_some_and(|a| self.enters(to, a)))
+    }
+
+    /// Rule 4's exception: a call from a range's code into its own middle
+    /// written under another name (another recursion level) stays a
+    /// call, and is none of rule 8's arcs.
+    pub(super) fn between_levels(
+        &self,
+        from: Option<&Range>,
+        place: &Place,
+        callee: &Mapped,
+    ) -> bool {
+        let same = from
+            .zip(callee.range)
+            .is_some_and(|(h, to)| std::ptr::eq(h, to));
+        same && self.enters_middle(callee) && place.3 != callee.name
+    }
+
     /// Rule 4: a call to `addr` in `range` is a new activation.
     pub(super) fn enters(&self, range: &Range, addr: u64) -> bool {
         range.entered_at(addr) || self.entry_points.borrow().contains(&addr)

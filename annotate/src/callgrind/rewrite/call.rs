@@ -1,7 +1,8 @@
 //! Writing a call or jump group: the callee's names (a JIT callee's own
 //! object and file), the `calls=`/`jump=` line with its target, and the
 //! position line of the call site (with its source line in JIT code).
-//! Calls between pieces of one JIT function are folded into self cost.
+//! Calls between pieces of one JIT function are folded into self cost,
+//! but between two of its recursion levels, which stay calls.
 
 use super::group::{Group, Named, Parsed};
 use super::ids::Sym;
@@ -97,7 +98,9 @@ impl Rewriter<'_> {
             .zip(self.cols.index(Column::Instr))
             .map(|((_, _, out, _), i)| out[i]);
         let owner = site.map(|(owner, _, _, _)| owner);
-        if parsed.is_call && folds(callee) {
+        let into_middle = parsed.is_call && folds(callee);
+        let across = into_middle && self.between_names(owner, callee);
+        if into_middle && !across {
             // The callee's lines are its self cost already.
             self.stats.folded_calls += 1;
             let costs = match site {
@@ -138,7 +141,10 @@ impl Rewriter<'_> {
         match (site, owner, callee.filter(|_| parsed.is_call)) {
             (Some((out, costs)), Some(owner), Some(callee)) => {
                 let who = Who::of(callee, self.group_callee_object(&parsed));
-                let less = self.arc_costs(owner, who, at, costs)?;
+                let less = match across {
+                    true => None,
+                    false => self.arc_costs(owner, who, at, costs)?,
+                };
                 let costs = less.as_deref().unwrap_or(costs);
                 if self.part.stretch.is_some() {
                     self.add_to_stretch(out, costs, false)?;
@@ -149,6 +155,19 @@ impl Rewriter<'_> {
             (None, _, _) if self.in_native_code() => self.copy_position(raw, text, terminated),
             (None, _, _) => self.copy_tracked(raw, text, terminated),
         }
+    }
+
+    /// True where `owner`'s code calls its own function's middle written
+    /// under another name (another recursion level): a call between two
+    /// levels, kept as one, so that each keeps what its callers recorded
+    /// (folded, the callee's lines would be the other level's cost). It
+    /// is no call a continuation returns from (no re-entry share).
+    fn between_names(&mut self, owner: Option<SymbolId>, callee: Option<FnRef>) -> bool {
+        let (Some(owner), Some(FnKind::Jit { symbol, name, .. })) = (owner, callee.map(|f| f.kind))
+        else {
+            return false;
+        };
+        owner == symbol && self.written_name(owner) != name
     }
 
     /// The site of a call in an address-named block where JIT code holds

@@ -134,6 +134,20 @@ impl Rewriter<'_> {
         self.write_position(stretch.site, &costs)
     }
 
+    /// The name `owner`'s code is written under in the current block:
+    /// the block's own where it is the block's function (or a version of
+    /// it), else [`owner_name`](Self::owner_name)'s.
+    pub(super) fn written_name(&mut self, owner: SymbolId) -> Sym {
+        if let (Block::Jit(block), Some(own)) = (self.part.block, self.part.block_fn) {
+            if let FnKind::Jit { name, .. } = own.kind {
+                if block == owner || self.same_function(owner, block) {
+                    return name;
+                }
+            }
+        }
+        self.owner_name(owner)
+    }
+
     /// True where `a` and `b` are written as one function: one name, one
     /// object and one file (versions of a function loaded one after
     /// another).

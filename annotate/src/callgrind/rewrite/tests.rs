@@ -251,3 +251,30 @@ fn a_jit_helper_resuming_its_caller_gives_the_continuation_back_to_the_arc() {
         "the resuming call is folded: {out}"
     );
 }
+
+/// tramp's block (at `level`) jumps into sum_to's code, which "calls"
+/// sum_to's continuation at 0x1010, named by callgrind at level 1.
+fn jump_into_own_continuation(level: &str) -> String {
+    let body = format!(
+        "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000002000{level}\n0x2000 0 1\n0x1000 0 3\n\
+         cfn=(2) 0x0000000000001010\ncalls=1 0x1010 0\n0x1004 0 50\n\
+         fn=(2)\n0x1010 0 50\n"
+    );
+    rewrite_with(&two_functions(), &body)
+}
+
+#[test]
+fn a_call_between_two_levels_of_one_function_stays_a_call() {
+    // sum_to'2 (moved from tramp'2) reaches sum_to at level 1: folded,
+    // sum_to would hold 50 its callers never called it with.
+    let out = jump_into_own_continuation("'2");
+    assert!(
+        out.contains("fn=sum_to'2\n0x1000 3 3\ncfn=(2) sum_to\ncalls=1 +16 *\n+4 * 50\n"),
+        "{out}"
+    );
+    // The moved code's call from tramp'2 holds it.
+    assert!(out.contains("cfn=sum_to'2\ncalls=3 0x1000 3\n0x2000 9 53\n"));
+    // At one level the same call is sum_to's own jump: folded.
+    let out = jump_into_own_continuation("");
+    assert!(!out.contains("cfn=(2) sum_to\ncalls"), "{out}");
+}
