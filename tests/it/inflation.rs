@@ -124,3 +124,54 @@ fn inclusive_costs_stay_within_what_callers_recorded() {
     }
     assert_eq!(all.len(), 11, "{:?}", all.keys());
 }
+
+/// JIT functions of the profile `record` annotated in `dir` that cost
+/// more than their callers recorded (as for the fixtures).
+fn inflated_in(dir: &std::path::Path) -> Vec<(Function, u64, u64)> {
+    let out = std::fs::read_to_string(crate::util::annotated_in(dir)).unwrap();
+    let jit = |o: &str| {
+        o.contains("jit-code.") || o.ends_with(".map") || o.ends_with(".dump") || o.contains("<jit")
+    };
+    inflated(&out, jit, 1.05, 1000)
+}
+
+/// #28 on profiles recorded now, as a new user would: Node 20 with
+/// recursion, a class and closures; OpenJDK 17 with `-Xbatch` and an
+/// interpreter-heavy start.
+#[test]
+fn recorded_node_and_java_runs_invent_no_inclusive_cost() {
+    use crate::record::{record_runtime_in, runtime};
+    if let Some(node) = runtime("node") {
+        let dir = crate::util::scratch("inflation-node");
+        let program = "class Shape { constructor(r) { this.r = r; } area() { return 3 * this.r * this.r; } }\n\
+             function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+             const adders = [1, 2, 3].map((k) => (x) => x + k);\n\
+             let t = 0;\n\
+             for (let i = 0; i < 40; i++) { t += fib(14) + new Shape(i).area(); for (const a of adders) t = a(t) % 1000003; }\n\
+             console.log(t);\n";
+        std::fs::write(dir.join("shapes.js"), program).unwrap();
+        record_runtime_in(&dir, &node, &["shapes.js"], &[]);
+        assert_eq!(inflated_in(&dir), [], "node");
+    } else {
+        crate::util::skip("recorded_node_inflation", "node is not installed");
+    }
+    if let (Some(java), Some(_)) = (runtime("java"), runtime("javac")) {
+        let dir = crate::util::scratch("inflation-java");
+        std::fs::copy(
+            crate::util::fixture("java-hot/Hot.java"),
+            dir.join("Hot.java"),
+        )
+        .unwrap();
+        let javac = std::process::Command::new("javac")
+            .args(["-d", "."])
+            .arg("Hot.java")
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(javac.success());
+        record_runtime_in(&dir, &java, &["-Xbatch", "-cp", ".", "Hot"], &[]);
+        assert_eq!(inflated_in(&dir), [], "java");
+    } else {
+        crate::util::skip("recorded_java_inflation", "a JDK is not installed");
+    }
+}

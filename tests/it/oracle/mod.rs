@@ -13,8 +13,13 @@
 //! 1. A function callgrind named by address (`0x` + 8 to 16 hex digits)
 //!    under object `???` whose address lies in a JIT range is that range's
 //!    function: its name (with callgrind's suffix, `'2`, kept; but a
-//!    name made of an address inside the range, a continuation, drops its
-//!    recursion level, which counts re-entries of that address), its object
+//!    name made of an address inside the range, a continuation, keeps its
+//!    recursion level, which counts re-entries of that address, only
+//!    where the range's start is named with that level and the calls into
+//!    the start at that level hold the calls into each address of the
+//!    range's middle named at that level (each from anything but that
+//!    level of the range, first event); else the highest such level below,
+//!    else none), its object
 //!    (the symbol file), its declared file as its function file, and, per
 //!    record, the file of its line.
 //! 2. Lines and functions come from where the instruction is: a record of
@@ -163,6 +168,7 @@ pub fn actual(output: &str) -> Sums {
             ranges: Vec::new(),
             by_start: Default::default(),
             entered: Default::default(),
+            held: Default::default(),
             entry_points: Default::default(),
         },
     )

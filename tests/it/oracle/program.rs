@@ -57,6 +57,7 @@ pub(super) fn guest_named(symbols: &Symbols, input: &str) -> Option<Symbols> {
         ranges,
         by_start: Default::default(),
         entered: Default::default(),
+        held: Default::default(),
         entry_points: Default::default(),
     })
 }
@@ -78,6 +79,7 @@ pub(super) fn outside_program(symbols: &Symbols, input: &str) -> Option<Symbols>
             .collect(),
         by_start: Default::default(),
         entered: Default::default(),
+        held: Default::default(),
         entry_points: Default::default(),
     })
 }

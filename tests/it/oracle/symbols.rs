@@ -46,6 +46,9 @@ pub struct Symbols {
     /// Rule 1: (range start, level) of every name made of a range's start
     /// in the input being mapped.
     pub(super) entered: std::cell::RefCell<std::collections::BTreeSet<(u64, u32)>>,
+    /// Rule 1: (range start, level) whose calls into the start hold the
+    /// calls into each of that level's continuations.
+    pub(super) held: std::cell::RefCell<std::collections::BTreeSet<(u64, u32)>>,
     /// Rule 4: the addresses in the middle of a range that are entry
     /// points in the input being mapped.
     pub(super) entry_points: std::cell::RefCell<std::collections::BTreeSet<u64>>,
@@ -68,6 +71,7 @@ impl Symbols {
             ranges,
             by_start: Default::default(),
             entered: Default::default(),
+            held: Default::default(),
             entry_points: Default::default(),
         }
     }
@@ -253,7 +257,9 @@ impl Symbols {
             .flatten();
         let mut out = range.map_or_else(|| base.to_string(), |r| r.name.clone());
         // A continuation (named after an address inside its range) keeps
-        // a level its range's start was named with, else the highest below.
+        // a level its range's start was named with and whose calls hold
+        // those into that level's continuations, else the highest such
+        // level below.
         let continuation = range.is_some_and(|r| !address(base).is_some_and(|a| self.enters(r, a)));
         let mut parts = parts.peekable();
         let level = parts
@@ -262,8 +268,9 @@ impl Symbols {
             .map(|p| p.parse::<u32>().unwrap());
         if let (true, Some(level), Some(r)) = (continuation, level, range) {
             parts.next();
-            let entered = self.entered.borrow();
-            let kept = (2..=level).rev().find(|&l| entered.contains(&(r.start, l)));
+            let (entered, held) = (self.entered.borrow(), self.held.borrow());
+            let real = |l: u32| entered.contains(&(r.start, l)) && held.contains(&(r.start, l));
+            let kept = (2..=level).rev().find(|&l| real(l));
             if let Some(l) = kept {
                 out.push_str(&format!("'{l}"));
             }
@@ -388,5 +395,61 @@ impl Symbols {
                 }
             }
         }
+        drop(entered);
+        self.note_held(input);
+    }
+
+    /// Rule 1: per (range start, level), the first-event cost of the calls
+    /// into the start, against that of the calls into each address of the
+    /// middle, each from anything but that level of the range.
+    fn note_held(&self, input: &str) {
+        let first = |costs: &str| {
+            let cost = costs.split_whitespace().next();
+            cost.map_or(0, |c| c.parse::<u64>().unwrap())
+        };
+        let mut called: BTreeMap<(u64, u32), u64> = BTreeMap::new();
+        let mut resumed: BTreeMap<(u64, u32, u64), u64> = BTreeMap::new();
+        for record in expand::expand(input) {
+            let Record::Transfer {
+                at,
+                kind,
+                target,
+                costs,
+                ..
+            } = record
+            else {
+                continue;
+            };
+            let from = self.piece(&at[0], &at[3]).map(|(r, _, l)| (r.start, l));
+            let Some((r, addr, level)) = self.piece(&target[0], &target[2]) else {
+                continue;
+            };
+            if kind != "calls" || from == Some((r.start, level)) {
+                continue;
+            }
+            let sum = match r.entered_at(addr) {
+                true => called.entry((r.start, level)).or_default(),
+                false => resumed.entry((r.start, level, addr)).or_default(),
+            };
+            *sum += first(&costs);
+        }
+        let resumed = |&(start, level): &(u64, u32)| {
+            let each = resumed.range((start, level, 0)..=(start, level, u64::MAX));
+            each.map(|(_, &c)| c).max().unwrap_or(0)
+        };
+        *self.held.borrow_mut() = called
+            .iter()
+            .filter(|(key, &c)| c >= resumed(key))
+            .map(|(&key, _)| key)
+            .collect();
+    }
+
+    /// A pseudo-function of a JIT range (rule 1): the range, the address
+    /// it is named after and its level.
+    fn piece(&self, object: &str, name: &str) -> Option<(&Range, u64, u32)> {
+        let mut parts = name.split('\'');
+        let addr = address(parts.next()?).filter(|_| object == "???")?;
+        let level = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
+        Some((self.at(addr)?, addr, level))
     }
 }

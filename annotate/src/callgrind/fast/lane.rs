@@ -23,11 +23,14 @@ pub(super) struct Lane {
 
 impl Lane {
     /// True while the lane may take lines: lazy tracking, native code,
-    /// output state equal to the input's, and no call or jump being
-    /// rewritten.
+    /// output state equal to the input's, no call or jump being
+    /// rewritten, and no call's cost for the first pass to note.
     #[inline]
     pub(super) fn open(rw: &Rewriter<'_>) -> bool {
-        rw.copies_verbatim() && (rw.group.is_empty() || rw.group.awaits_verbatim()) && rw.in_body()
+        rw.copies_verbatim()
+            && (rw.group.is_empty() || rw.group.awaits_verbatim())
+            && rw.in_body()
+            && !rw.notes_call_cost()
     }
 
     /// Forgets the held lines: the rewriter is to see them.

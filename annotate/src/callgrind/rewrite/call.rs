@@ -25,6 +25,7 @@ impl Rewriter<'_> {
         let callee = self.group_callee(&parsed)?;
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
+            self.note_call_pending(callee);
             return Ok(Some(resumed(callee)));
         }
         if parsed.is_call {
@@ -52,6 +53,7 @@ impl Rewriter<'_> {
             unreachable!("a JIT callee")
         };
         self.write_jit_callee_names(symbol, callee)?;
+        self.note_call_pending(Some(callee));
         let target = self.jit_target(line.target, callee.kind)?;
         self.write_count_line(line, target, false)
     }
@@ -98,6 +100,9 @@ impl Rewriter<'_> {
             .zip(self.cols.index(Column::Instr))
             .map(|((_, _, out, _), i)| out[i]);
         let owner = site.map(|(owner, _, _, _)| owner);
+        if parsed.is_call {
+            self.note_call_levels(callee, self.cols.skip(text)?)?;
+        }
         let into_middle = parsed.is_call && folds(callee);
         let across = into_middle && self.between_names(owner, callee);
         if into_middle && !across {

@@ -145,7 +145,9 @@ impl Rewriter<'_> {
             unreachable!("a folded call's position line")
         };
         self.group.clear();
-        self.note_continuation(resumed, self.part.who, self.cols.skip(text)?)?;
+        let costs = self.cols.skip(text)?;
+        self.note_pending_call(costs)?;
+        self.note_continuation(resumed, self.part.who, costs)?;
         let positions = self.cols.positions_only(text)?;
         Ok(self.out.verbatim(positions, true)?)
     }
@@ -158,6 +160,7 @@ impl Rewriter<'_> {
         terminated: bool,
     ) -> Res {
         self.cols.check(text)?;
+        self.note_pending_call(self.cols.skip(text)?)?;
         self.part.pos.forget_input();
         self.group.clear();
         Ok(self.out.verbatim(raw, terminated)?)

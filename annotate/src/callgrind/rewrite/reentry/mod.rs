@@ -47,9 +47,11 @@
 //! was re-entered, which is the activation's level when every activation
 //! passes through it, but a loop whose body a builtin jumps back into
 //! nests it deeper at each iteration. So a continuation keeps its level
-//! where its range was entered at that level, and takes the highest
-//! level below it at which the range was entered otherwise (the first
-//! pass notes the levels; the second writes the names).
+//! where its range was entered at that level and the calls into that
+//! entry hold the calls into that level's continuations (each
+//! activation's continuations run inside its call), and takes the highest
+//! such level below it otherwise, level 1 at least (the first pass notes the levels; the second writes the names;
+//! see `levels`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -60,7 +62,9 @@ use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::symbols::SymbolId;
 
+mod levels;
 mod plan;
+use levels::Levels;
 pub(in crate::callgrind) use plan::Plan;
 use plan::Share;
 
@@ -141,10 +145,8 @@ pub(in crate::callgrind) struct Noted {
     /// Inclusive cost of the arcs charged to `f` made at sites in no JIT
     /// range, per site.
     outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
-    /// JIT ranges' entries, with the names of their levels (`fib'2`).
-    entered: HashSet<(SymbolId, Vec<u8>)>,
-    /// Continuations named with a level above 1, by range and name.
-    resumed: HashMap<(SymbolId, Vec<u8>), JitName>,
+    /// Each range's names: entered, resumed, and what calls into them held.
+    pub levels: Levels,
 }
 
 impl Noted {
@@ -188,7 +190,7 @@ impl Noted {
     /// positions have instruction addresses.
     pub fn plan(&self, names: &Interner, instr: bool) -> Option<Plan> {
         let mut plan = Plan {
-            levels: self.lowered_levels(),
+            levels: self.levels.lowered(names),
             ..Plan::default()
         };
         // Per arcs: the continuations' cost summed, and the arcs' cost.
@@ -252,23 +254,6 @@ impl Noted {
         }
         (first(&sum) > 0).then_some(sum)
     }
-
-    /// Continuations whose level no entry of their range has, with the
-    /// name they are to have (see the module's doc).
-    fn lowered_levels(&self) -> HashMap<(SymbolId, Vec<u8>), Vec<u8>> {
-        let entered =
-            |jit: &JitName, level: u32| self.entered.contains(&(jit.symbol, jit.at_level(level)));
-        let mut lowered = HashMap::new();
-        for (key, jit) in &self.resumed {
-            let level = jit.level();
-            if entered(jit, level) {
-                continue;
-            }
-            let below = (2..level).rev().find(|&l| entered(jit, l)).unwrap_or(1);
-            lowered.insert(key.clone(), jit.at_level(below));
-        }
-        lowered
-    }
 }
 
 fn add(sum: &mut Vec<u64>, values: &[u64]) {
@@ -309,15 +294,7 @@ impl Rewriter<'_> {
 
     pub(super) fn leveled_name(&mut self, jit: &JitName) -> Vec<u8> {
         let Some(plan) = &self.reentry.plan else {
-            let noted = &mut self.reentry.noted;
-            match jit.entry {
-                true => _ = noted.entered.insert((jit.symbol, jit.name.clone())),
-                false if jit.level() > 1 => {
-                    let key = (jit.symbol, jit.name.clone());
-                    noted.resumed.insert(key, jit.clone());
-                }
-                false => {}
-            }
+            self.reentry.noted.levels.note_name(jit);
             return jit.name.clone();
         };
         let key = (jit.symbol, jit.name.clone());

@@ -79,11 +79,12 @@ fn a_continuation_comes_out_of_the_call_it_returns_from() {
 }
 
 #[test]
-fn a_continuation_keeps_a_level_its_range_was_entered_at() {
+fn a_continuation_keeps_a_level_entered_whose_calls_hold_it() {
     let mut noted = Noted::default();
-    let names = Interner::default();
+    let mut names = Interner::default();
+    let f = SymbolId(1);
     let jit = |name: &[u8], entry| JitName {
-        symbol: SymbolId(1),
+        symbol: f,
         name: name.to_vec(),
         level: name
             .iter()
@@ -93,20 +94,31 @@ fn a_continuation_keeps_a_level_its_range_was_entered_at() {
         addr: 0,
         ambiguous: false,
     };
-    noted.entered.insert((SymbolId(1), b"f'2".to_vec()));
-    noted.entered.insert((SymbolId(1), b"f".to_vec()));
-    for name in [&b"f'2"[..], b"f'3", b"f'5"] {
-        noted
-            .resumed
-            .insert((SymbolId(1), name.to_vec()), jit(name, false));
+    let levels = &mut noted.levels;
+    for name in [&b"f'2"[..], b"f", b"f'5"] {
+        levels.entered.insert((f, name.to_vec()));
     }
-    noted.entered.insert((SymbolId(1), b"f'5".to_vec()));
-    let levels = noted.lowered_levels();
-    assert_eq!(levels.len(), 1);
-    assert_eq!(levels[&(SymbolId(1), b"f'3".to_vec())], b"f'2");
-    noted.entered.clear();
-    let levels = noted.lowered_levels();
-    assert_eq!(levels[&(SymbolId(1), b"f'5".to_vec())], b"f");
+    for name in [&b"f'2"[..], b"f'3", b"f'5"] {
+        levels.resumed.insert((f, name.to_vec()), jit(name, false));
+    }
+    // The calls into f'2 and f'5 hold the calls into each of their
+    // continuations (not their sum: one activation's nest).
+    let (f2, f5) = (names.intern(b"f'2"), names.intern(b"f'5"));
+    levels.called.insert((f, f2), 100);
+    levels.resumed_cost.insert(((f, f2), 0x10), 100);
+    levels.resumed_cost.insert(((f, f2), 0x20), 90);
+    levels.called.insert((f, f5), 10);
+    let lowered = levels.lowered(&names);
+    assert_eq!(lowered.len(), 1);
+    assert_eq!(lowered[&(f, b"f'3".to_vec())], b"f'2");
+    // f'5's continuations hold more than its entry was called with:
+    // callgrind's nesting of a loop, no activation's level.
+    levels.resumed_cost.insert(((f, f5), 0x20), 11);
+    let lowered = levels.lowered(&names);
+    assert_eq!(lowered[&(f, b"f'5".to_vec())], b"f'2");
+    levels.entered.clear();
+    let lowered = levels.lowered(&names);
+    assert_eq!(lowered[&(f, b"f'5".to_vec())], b"f");
     let plan = noted.plan(&names, true).unwrap();
     assert!(plan.takes_out());
 }

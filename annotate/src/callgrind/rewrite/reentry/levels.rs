@@ -1,0 +1,175 @@
+//! The level a continuation is written at (see the parent module): the
+//! first pass notes, per name of a JIT range (`fib`, `fib'2`), whether its
+//! entry was called at that name, what those calls held, and what the
+//! calls into its continuations of that name held; the plan lowers the
+//! continuations whose level cannot be theirs.
+
+use std::collections::{HashMap, HashSet};
+
+use super::super::ids::{Interner, Sym};
+use super::super::names::FnKind;
+use super::super::state::Block;
+use super::super::{FnRef, Res, Rewriter};
+use crate::callgrind::address_names::JitName;
+use crate::callgrind::format::position::first_cost;
+use crate::symbols::SymbolId;
+
+/// A range and one of its names, as the first pass interned it.
+type Named = (SymbolId, Sym);
+
+/// What the first pass saw of each range's names.
+#[derive(Default)]
+pub(in crate::callgrind) struct Levels {
+    /// JIT ranges' entries, with the names of their levels (`fib'2`).
+    pub(super) entered: HashSet<(SymbolId, Vec<u8>)>,
+    /// Continuations named with a level above 1, by range and name.
+    pub(super) resumed: HashMap<(SymbolId, Vec<u8>), JitName>,
+    /// First-event cost of the calls into each range's entry by the name
+    /// called, from anything but code of that name.
+    pub(super) called: HashMap<Named, u64>,
+    /// First-event cost of the calls into each range's middle (its
+    /// continuations) by the name and address called, from anything but
+    /// code of that name.
+    pub(super) resumed_cost: HashMap<(Named, u64), u64>,
+    /// A call from native code whose position line (copied as it is)
+    /// holds its cost: the name and address called, and whether at its
+    /// entry.
+    pending: Option<(Named, u64, bool)>,
+}
+
+impl Levels {
+    /// Notes the name a pseudo-function of `jit`'s range has.
+    pub fn note_name(&mut self, jit: &JitName) {
+        match jit.entry {
+            true => _ = self.entered.insert((jit.symbol, jit.name.clone())),
+            false if jit.level() > 1 => {
+                let key = (jit.symbol, jit.name.clone());
+                self.resumed.insert(key, jit.clone());
+            }
+            false => {}
+        }
+    }
+
+    /// A call into `named` at `addr`, its entry or its middle, with its
+    /// first cost.
+    fn called(&mut self, named: Named, addr: u64, entry: bool, cost: u64) {
+        let sum = match entry {
+            true => self.called.entry(named).or_default(),
+            false => self.resumed_cost.entry((named, addr)).or_default(),
+        };
+        *sum += cost;
+    }
+
+    /// Names whose entry's callers called them with at least what the
+    /// calls into each of their continuations hold (an activation's
+    /// continuations run inside its call; those of one activation nest in
+    /// each other, so they are not added up).
+    fn held(&self, names: &Interner) -> HashSet<(SymbolId, Vec<u8>)> {
+        let mut most: HashMap<Named, u64> = HashMap::new();
+        for (&(named, _), &cost) in &self.resumed_cost {
+            let m = most.entry(named).or_default();
+            *m = (*m).max(cost);
+        }
+        let resumed = |key: &Named| most.get(key).copied().unwrap_or(0);
+        self.called
+            .iter()
+            .filter(|&(key, &called)| called >= resumed(key))
+            .map(|(&(symbol, name), _)| (symbol, names.name(name).to_vec()))
+            .collect()
+    }
+
+    /// Continuations whose level cannot be theirs, with the name they are
+    /// to have: a level is a continuation's where its range was entered
+    /// at it and the calls into that entry hold the calls into that
+    /// level's continuations (a loop nested by callgrind at each iteration
+    /// makes continuation levels no activation had); else the highest
+    /// such level below, or level 1.
+    pub fn lowered(&self, names: &Interner) -> HashMap<(SymbolId, Vec<u8>), Vec<u8>> {
+        let held = self.held(names);
+        let real = |jit: &JitName, level: u32| {
+            let key = (jit.symbol, jit.at_level(level));
+            self.entered.contains(&key) && held.contains(&key)
+        };
+        let mut lowered = HashMap::new();
+        for (key, jit) in &self.resumed {
+            let level = jit.level();
+            if real(jit, level) {
+                continue;
+            }
+            let below = (2..level).rev().find(|&l| real(jit, l)).unwrap_or(1);
+            lowered.insert(key.clone(), jit.at_level(below));
+        }
+        lowered
+    }
+}
+
+impl Rewriter<'_> {
+    /// The range and name of the current JIT block.
+    fn block_named(&self) -> Option<Named> {
+        match (self.part.block, self.part.block_fn.map(|f| f.kind)) {
+            (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
+            _ => None,
+        }
+    }
+
+    /// In the first pass, a call from the current block to `callee` whose
+    /// position line's costs are `costs`: noted where it goes to a JIT
+    /// range's name other than the block's own.
+    pub(in crate::callgrind::rewrite) fn note_call_levels(
+        &mut self,
+        callee: Option<FnRef>,
+        costs: &[u8],
+    ) -> Res {
+        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
+            return Ok(());
+        };
+        if self.block_named() != Some(named) {
+            let cost = first_cost(costs)?;
+            let levels = &mut self.reentry.noted.levels;
+            levels.called(named, addr, entry, cost);
+        }
+        Ok(())
+    }
+
+    /// In the first pass, a call from native code into JIT code whose
+    /// position line is copied as it is: noted with that line.
+    pub(in crate::callgrind::rewrite) fn note_call_pending(&mut self, callee: Option<FnRef>) {
+        if let Some(called) = self.first_pass_jit(callee) {
+            self.reentry.noted.levels.pending = Some(called);
+        }
+    }
+
+    /// In the first pass, a JIT callee's range and name, the address
+    /// called, and whether it is an entry.
+    fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
+        match (&self.reentry.plan, callee.map(|f| f.kind)) {
+            (
+                None,
+                Some(FnKind::Jit {
+                    symbol,
+                    name,
+                    entry,
+                    addr,
+                    ..
+                }),
+            ) => Some(((symbol, name), addr, entry)),
+            _ => None,
+        }
+    }
+
+    /// True where the next line is the position line of a call whose
+    /// cost the first pass notes (see [`Self::note_call_pending`]).
+    #[inline]
+    pub(in crate::callgrind) fn notes_call_cost(&self) -> bool {
+        self.reentry.noted.levels.pending.is_some()
+    }
+
+    /// The position line of a call noted pending, its costs `costs`.
+    pub(in crate::callgrind::rewrite) fn note_pending_call(&mut self, costs: &[u8]) -> Res {
+        if let Some((named, addr, entry)) = self.reentry.noted.levels.pending.take() {
+            let cost = first_cost(costs)?;
+            self.reentry.noted.levels.called(named, addr, entry, cost);
+        }
+        Ok(())
+    }
+}
