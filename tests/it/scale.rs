@@ -316,8 +316,16 @@ fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
     std::fs::write(&path, b"JiTD").unwrap();
     let symbol = table.symbol(table.lookup(0x10100).unwrap().symbol);
     assert_eq!(symbol.name, "0x0000000000010100");
-    let failure = table.failure().unwrap();
-    assert!(failure.contains("jit-77.dump"), "{failure}");
+    // A rewrite that meets the range returns why it could not name it.
+    let profile = "positions: instr\nevents: Ir\nob=???\nfn=0x0000000000010100\n0x10100 1\n";
+    let mut out = Vec::new();
+    let input = std::io::Cursor::new(profile.as_bytes());
+    match annotate::callgrind::rewrite(input, &mut out, &table) {
+        Err(annotate::callgrind::RewriteError::SymbolFile(why)) => {
+            assert!(why.contains("jit-77.dump"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 /// A jitdump of `n` functions laid back to back at 0x10000 (one module

@@ -22,6 +22,10 @@ pub enum RewriteError {
     },
     /// Reading or writing failed.
     Io(io::Error),
+    /// A symbol file changed after the table was built: a range it gave
+    /// could not be read again to be named (the output would name it by
+    /// its address).
+    SymbolFile(String),
 }
 
 impl std::fmt::Display for RewriteError {
@@ -32,6 +36,7 @@ impl std::fmt::Display for RewriteError {
                 write!(f, "line {line}: relative position needs exact mode")
             }
             RewriteError::Io(e) => write!(f, "{e}"),
+            RewriteError::SymbolFile(why) => write!(f, "{why}"),
         }
     }
 }

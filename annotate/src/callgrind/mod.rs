@@ -102,7 +102,7 @@ where
     R: Read + Seek + Send,
     W: Output + Send,
 {
-    match with_reentry(&mut input, &mut output, (table, image), Tracking::Lazy) {
+    let stats = match with_reentry(&mut input, &mut output, (table, image), Tracking::Lazy) {
         Err(RewriteError::NeedsExactMode { .. }) => {
             again(&mut input, &mut output)?;
             let mut stats = with_reentry(input, output, (table, image), Tracking::Every)?;
@@ -110,9 +110,14 @@ where
             // reading is the profile's second.
             stats.reads[0] = Reading::ExactPositions;
             stats.reads.insert(0, Reading::First);
-            Ok(stats)
+            stats
         }
-        result => result,
+        result => result?,
+    };
+    // Ranges are decoded from their files as the rewrite meets them.
+    match table.decode_failure() {
+        Some(why) => Err(RewriteError::SymbolFile(why)),
+        None => Ok(stats),
     }
 }
 

@@ -183,11 +183,9 @@ fn rewrite_into(
     let result = callgrind::rewrite_with_image(input_file, file, symbols, image);
     let stats = result.map_err(|e| match e {
         RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
+        RewriteError::SymbolFile(why) => anyhow::anyhow!("cannot name '{name}': {why}"),
         other => anyhow::anyhow!("cannot rewrite '{name}': {other}"),
     })?;
-    if let Some(why) = symbols.failure() {
-        bail!("cannot name '{name}': {why}");
-    }
     if !allow_truncated {
         check_ending(&input.path, stats.ending)?;
     }

@@ -302,8 +302,9 @@ impl SymbolTable {
     }
 
     /// Why a range could not be decoded, if one could not: its symbol file
-    /// changed after the table was built.
-    pub fn failure(&self) -> Option<String> {
+    /// changed after the table was built. A rewrite returns it as
+    /// [`RewriteError::SymbolFile`](crate::callgrind::RewriteError).
+    pub(crate) fn decode_failure(&self) -> Option<String> {
         self.failure.borrow().clone()
     }
 
