@@ -242,6 +242,13 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             all.folded_calls
         );
     }
+    if all.level_calls > 0 {
+        let _ = writeln!(
+            s,
+            "calls into the middle of a JIT function from another of its recursion levels kept as calls between the levels (so each level holds what its callers recorded): {}",
+            all.level_calls
+        );
+    }
     if all.reentry.entry_points > 0 {
         let _ = writeln!(
             s,

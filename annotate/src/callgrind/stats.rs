@@ -65,6 +65,9 @@ pub struct Stats {
     /// Calls into the middle of a JIT range (not new
     /// activations), folded into self cost.
     pub folded_calls: u64,
+    /// Calls into a JIT function's own middle from another of its
+    /// recursion levels, kept as calls between the levels.
+    pub level_calls: u64,
     /// Self cost (first event) of JIT code that callgrind charged to
     /// another JIT function (entered by a jump), moved to its own.
     pub moved_cost: u64,
@@ -134,6 +137,7 @@ impl Stats {
         self.ambiguous.extend(&other.ambiguous);
         self.live_images.extend(other.live_images.iter().cloned());
         self.folded_calls += other.folded_calls;
+        self.level_calls += other.level_calls;
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;
         self.reentry.held += other.reentry.held;

@@ -105,6 +105,7 @@ impl Rewriter<'_> {
         }
         let into_middle = parsed.is_call && folds(callee);
         let across = into_middle && self.between_names(owner, callee);
+        self.stats.level_calls += u64::from(across);
         if into_middle && !across {
             // The callee's lines are its self cost already.
             self.stats.folded_calls += 1;
