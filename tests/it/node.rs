@@ -50,9 +50,8 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
 
 #[test]
 fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
-    let program = annotate::symbols::mapped::MappedCode::of_command("node");
-    let Some(program) = program else {
-        return util::skip("v8_builtins_inside_node", "node linked at fixed addresses");
+    let Some(program) = node_program("v8_builtins_inside_node") else {
+        return;
     };
     let dir = util::scratch("node-builtins");
     gunzip("node-fib", "callgrind.out.13064", &dir);
@@ -122,9 +121,8 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
 /// counted at those instructions (under `???`).
 #[test]
 fn perf_map_only_node_leaves_no_jit_code_under_native_functions() {
-    let program = annotate::symbols::mapped::MappedCode::of_command("node");
-    let Some(program) = program else {
-        return util::skip("perf_map_only_node", "node linked at fixed addresses");
+    let Some(program) = node_program("perf_map_only_node") else {
+        return;
     };
     let dir = util::scratch("node-perf-map-only");
     gunzip("node-fib", "callgrind.out.13064", &dir);
@@ -172,4 +170,15 @@ fn perf_map_only_node_leaves_no_jit_code_under_native_functions() {
         [(map_arg.into_owned(), jit_cost)].into(),
         "{after:?}"
     );
+}
+
+/// The code of the `node` on `$PATH` where it is linked at fixed
+/// addresses (V8's embedded builtins inside it); else the test `tag` is
+/// noted as skipped.
+fn node_program(tag: &str) -> Option<annotate::symbols::mapped::MappedCode> {
+    let program = annotate::symbols::mapped::MappedCode::of_command("node");
+    if program.is_none() {
+        util::skip(tag, "node linked at fixed addresses");
+    }
+    program
 }

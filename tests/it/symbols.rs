@@ -153,3 +153,28 @@ fn control_characters_in_jitdump_names_cannot_break_profile_lines() {
         "inner breaks replaced, the trailing one trimmed"
     );
 }
+
+#[test]
+fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
+    let dir = crate::util::scratch("changed-dump");
+    let path = dir.join("jit-77.dump");
+    std::fs::write(&path, crate::scale::many_functions(3)).unwrap();
+    let mut table = SymbolTable::builder();
+    let file = std::fs::File::open(&path).unwrap();
+    table
+        .add_jitdump_file(path.clone(), file, BiasMode::Detect)
+        .unwrap();
+    let table = table.build();
+    // Rewritten in place by someone else: its records are gone.
+    std::fs::write(&path, b"JiTD").unwrap();
+    let symbol = table.symbol(table.lookup(0x10100).unwrap().symbol);
+    assert_eq!(symbol.name, "0x0000000000010100");
+    // A rewrite that meets the range returns why it could not name it.
+    let profile = "positions: instr\nevents: Ir\nob=???\nfn=0x0000000000010100\n0x10100 1\n";
+    let input = std::io::Cursor::new(profile.as_bytes());
+    let result = annotate::callgrind::rewrite(input, Vec::new(), &table);
+    let Err(annotate::callgrind::RewriteError::SymbolFile(why)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(why.contains("jit-77.dump"), "{why}");
+}

@@ -113,6 +113,7 @@ use crate::expand::{self, Record};
 
 mod expected;
 mod jumps;
+mod levels;
 mod program;
 mod symbols;
 

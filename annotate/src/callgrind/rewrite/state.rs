@@ -5,7 +5,7 @@
 //! re-encoded until they agree again.
 
 use super::ids::{IdSet, NameSpace, Sym};
-use super::names::{FnEntry, FnRef};
+use super::names::{FnEntry, FnKind, FnRef};
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 
@@ -170,6 +170,14 @@ pub(in crate::callgrind) struct Part {
 }
 
 impl Part {
+    /// The range and name of the current block where it is JIT code.
+    pub fn jit_block(&self) -> Option<(SymbolId, Sym)> {
+        match (self.block, self.block_fn.map(|f| f.kind)) {
+            (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
+            _ => None,
+        }
+    }
+
     pub fn new(none: Sym) -> Self {
         Part {
             tables: Tables::default(),

@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::ids::{Interner, Sym};
 use super::super::names::FnKind;
-use super::super::state::Block;
 use super::super::{FnRef, Res, Rewriter};
 use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::first_cost;
@@ -104,12 +103,17 @@ impl Levels {
 }
 
 impl Rewriter<'_> {
-    /// The range and name of the current JIT block.
-    fn block_named(&self) -> Option<Named> {
-        match (self.part.block, self.part.block_fn.map(|f| f.kind)) {
-            (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
-            _ => None,
-        }
+    /// The name a JIT pseudo-function is written under: its own, noted in
+    /// the first pass; a continuation's with its level lowered where the
+    /// plan says so in the second.
+    pub(in crate::callgrind::rewrite) fn leveled_name(&mut self, jit: &JitName) -> Vec<u8> {
+        let Some(plan) = &self.reentry.plan else {
+            self.reentry.noted.levels.note_name(jit);
+            return jit.name.clone();
+        };
+        let key = (jit.symbol, jit.name.clone());
+        let lowered = plan.levels.get(&key).filter(|_| !jit.entry);
+        lowered.unwrap_or(&jit.name).clone()
     }
 
     /// In the first pass, a call from the current block to `callee` whose
@@ -123,7 +127,7 @@ impl Rewriter<'_> {
         let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
             return Ok(());
         };
-        if self.block_named() != Some(named) {
+        if self.part.jit_block() != Some(named) {
             let cost = first_cost(costs)?;
             let levels = &mut self.reentry.noted.levels;
             levels.called(named, addr, entry, cost);

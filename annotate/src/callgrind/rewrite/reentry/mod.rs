@@ -280,9 +280,6 @@ fn over(continuation: &[u64], arcs: &[u64]) -> Vec<u64> {
 }
 
 impl Rewriter<'_> {
-    /// The name a JIT pseudo-function is written under: its own, noted in
-    /// the first pass; a continuation's with its level lowered where the
-    /// plan says so in the second.
     /// `jit` as the second pass takes it: an entry where the plan found
     /// its address to be one (see the module's doc).
     pub(super) fn as_planned(&self, mut jit: JitName) -> JitName {
@@ -290,16 +287,6 @@ impl Rewriter<'_> {
             jit.entry |= plan.entries.contains(&(jit.symbol, jit.addr));
         }
         jit
-    }
-
-    pub(super) fn leveled_name(&mut self, jit: &JitName) -> Vec<u8> {
-        let Some(plan) = &self.reentry.plan else {
-            self.reentry.noted.levels.note_name(jit);
-            return jit.name.clone();
-        };
-        let key = (jit.symbol, jit.name.clone());
-        let lowered = plan.levels.get(&key).filter(|_| !jit.entry);
-        lowered.unwrap_or(&jit.name).clone()
     }
 
     /// A folded call into `resumed`'s middle at `addr` by `caller`, with
