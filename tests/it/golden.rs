@@ -120,6 +120,7 @@ macro_rules! cases {
 
 cases! {
     calls = "calls",
+    continuation_levels = "continuation-levels",
     fold_and_suffix = "fold-and-suffix",
     jumps = "jumps",
     line_only = "line-only",
