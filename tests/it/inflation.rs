@@ -127,8 +127,13 @@ fn inclusive_costs_stay_within_what_callers_recorded() {
 
 /// JIT functions of the profile `record` annotated in `dir` that cost
 /// more than their callers recorded (as for the fixtures).
-fn inflated_in(dir: &std::path::Path) -> Vec<(Function, u64, u64)> {
-    let out = std::fs::read_to_string(crate::util::annotated_in(dir)).unwrap();
+pub fn inflated_in(dir: &std::path::Path) -> Vec<(Function, u64, u64)> {
+    inflated_file(&crate::util::annotated_in(dir))
+}
+
+/// [`inflated_in`] for the annotated profile `path`.
+pub fn inflated_file(path: &std::path::Path) -> Vec<(Function, u64, u64)> {
+    let out = std::fs::read_to_string(path).unwrap();
     let jit = |o: &str| {
         o.contains("jit-code.") || o.ends_with(".map") || o.ends_with(".dump") || o.contains("<jit")
     };

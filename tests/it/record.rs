@@ -69,6 +69,7 @@ fn the_c_example_is_named_and_the_exit_code_is_the_programs() {
     let demo = util::c_demo(&dir);
     record_ok(&dir, &[demo.as_os_str(), OsStr::new("50")], &[]);
     crate::oracle::check_recording(&dir);
+    assert_eq!(crate::inflation::inflated_in(&dir), [], "#28 on MoarVM");
     let report =
         util::callgrind_annotate(&util::annotated_in(&dir), &["--threshold=100", "--auto=no"]);
     assert!(cost_of(&report, "sum.calc:sum_to [") > 0, "{report}");
@@ -247,6 +248,11 @@ fn cpython_3_12_and_3_13_are_named_with_no_flag_of_their_own() {
             &util::root()
                 .join("target/it-scratch")
                 .join(format!("{tag}-{}", std::process::id())),
+        );
+        assert_eq!(
+            crate::inflation::inflated_file(&out),
+            [],
+            "#28 on {version}"
         );
         let report =
             util::callgrind_annotate(&out, &["--inclusive=yes", "--auto=no", "--threshold=100"]);

@@ -74,6 +74,8 @@ fn same_named_functions_of_two_wasm_modules_stay_apart() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let inflated = crate::inflation::inflated_file(&dir.join("named"));
+        assert_eq!(inflated, [], "#28 on wasmtime, {profiler}");
         let listing =
             util::callgrind_annotate(&dir.join("named"), &["--auto=no", "--threshold=100"]);
         // fib(20) recursive: over 20,000 calls; fib(60) iterative: one.
