@@ -319,12 +319,15 @@ fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
     record_erlang(false);
 }
 
-/// Known to fail (issue #28): on BEAM's code the oracle finds arcs from
-/// its shared stubs (`global::call_bif_shared`) to beam.smp that the
-/// output does not hold as rule 8 says (rule 10's 24,590 positions one
-/// line off were BEAM's line tables starting below their function: fixed).
+/// Known to fail: on BEAM's code the oracle finds arcs from its shared
+/// stubs (`global::call_bif_shared`) to beam.smp that the output does not
+/// hold as rule 8 says, and moved calls it does not write (rule 10's
+/// 24,590 positions one line off were BEAM's line tables starting below
+/// their function: fixed). Callgrind's raw BEAM profile already has 145
+/// pseudo-functions whose self cost and calls out exceed their callers'
+/// calls in by over 5%, so #28's invariant has no baseline there.
 #[test]
-#[ignore = "open: #28 item 1 on BEAM's shared stubs (rule 8)"]
+#[ignore = "open: rule 8 on BEAM's shared stubs"]
 fn erlang_profile_holds_to_the_oracle() {
     record_erlang(true);
 }
