@@ -167,13 +167,11 @@ fn recorded_node_and_java_runs_invent_no_inclusive_cost() {
             dir.join("Hot.java"),
         )
         .unwrap();
-        let javac = std::process::Command::new("javac")
-            .args(["-d", "."])
-            .arg("Hot.java")
-            .current_dir(&dir)
-            .status()
-            .unwrap();
-        assert!(javac.success());
+        crate::util::run_ok(
+            std::process::Command::new("javac")
+                .args(["-d", ".", "Hot.java"])
+                .current_dir(&dir),
+        );
         record_runtime_in(&dir, &java, &["-Xbatch", "-cp", ".", "Hot"], &[]);
         assert_eq!(inflated_in(&dir), [], "java");
     } else {

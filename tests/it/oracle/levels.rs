@@ -4,45 +4,40 @@
 use super::*;
 
 impl Symbols {
-    /// Rule 1: notes the levels each range's start is named with.
+    /// Rule 1: notes the levels each range's start is named with, and
+    /// which of them hold their continuations.
     pub(super) fn note_entries(&self, input: &str) {
-        let mut entered = self.entered.borrow_mut();
-        entered.clear();
-        let mut note = |object: &str, name: &str| {
-            let mut parts = name.split('\'');
-            let base = parts.next().unwrap_or_default();
-            let Some(addr) = address(base).filter(|_| object == "???") else {
-                return;
-            };
-            if self.at(addr).is_some_and(|r| r.entered_at(addr)) {
-                let level = parts.next().and_then(|p| p.parse().ok()).unwrap_or(1);
-                entered.insert((addr, level));
-            }
-        };
-        for record in expand::expand(input) {
-            match record {
-                Record::Cost { at, .. } => note(&at[0], &at[3]),
+        let records = expand::expand(input);
+        let mut entered = std::collections::BTreeSet::new();
+        for record in &records {
+            let names = match record {
+                Record::Cost { at, .. } => [Some((&at[0], &at[3])), None],
                 Record::Transfer { at, target, .. } => {
-                    note(&at[0], &at[3]);
-                    note(&target[0], &target[2]);
+                    [Some((&at[0], &at[3])), Some((&target[0], &target[2]))]
                 }
+            };
+            for (object, name) in names.into_iter().flatten() {
+                match self.piece(object, name) {
+                    Some((r, addr, level)) if r.entered_at(addr) => entered.insert((addr, level)),
+                    _ => false,
+                };
             }
         }
-        drop(entered);
-        self.note_held(input);
+        *self.entered.borrow_mut() = entered;
+        self.note_held(&records);
     }
 
     /// Rule 1: per (range start, level), the first-event cost of the calls
     /// into the start, against that of the calls into each address of the
     /// middle, each from anything but that level of the range.
-    fn note_held(&self, input: &str) {
+    fn note_held(&self, records: &[Record]) {
         let first = |costs: &str| {
             let cost = costs.split_whitespace().next();
             cost.map_or(0, |c| c.parse::<u64>().unwrap())
         };
         let mut called: BTreeMap<(u64, u32), u64> = BTreeMap::new();
         let mut resumed: BTreeMap<(u64, u32, u64), u64> = BTreeMap::new();
-        for record in expand::expand(input) {
+        for record in records {
             let Record::Transfer {
                 at,
                 kind,
@@ -64,7 +59,7 @@ impl Symbols {
                 true => called.entry((r.start, level)).or_default(),
                 false => resumed.entry((r.start, level, addr)).or_default(),
             };
-            *sum += first(&costs);
+            *sum += first(costs);
         }
         let resumed = |&(start, level): &(u64, u32)| {
             let each = resumed.range((start, level, 0)..=(start, level, u64::MAX));

@@ -101,7 +101,7 @@ impl Rewriter<'_> {
             .map(|((_, _, out, _), i)| out[i]);
         let owner = site.map(|(owner, _, _, _)| owner);
         if parsed.is_call {
-            self.note_call_levels(callee, self.cols.skip(text)?)?;
+            self.note_call_levels(callee, text)?;
         }
         let into_middle = parsed.is_call && folds(callee);
         let across = into_middle && self.between_names(owner, callee);

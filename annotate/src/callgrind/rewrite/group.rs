@@ -145,9 +145,8 @@ impl Rewriter<'_> {
             unreachable!("a folded call's position line")
         };
         self.group.clear();
-        let costs = self.cols.skip(text)?;
-        self.note_pending_call(costs)?;
-        self.note_continuation(resumed, self.part.who, costs)?;
+        self.note_pending_call(text)?;
+        self.note_continuation(resumed, self.part.who, self.cols.skip(text)?)?;
         let positions = self.cols.positions_only(text)?;
         Ok(self.out.verbatim(positions, true)?)
     }
@@ -160,7 +159,7 @@ impl Rewriter<'_> {
         terminated: bool,
     ) -> Res {
         self.cols.check(text)?;
-        self.note_pending_call(self.cols.skip(text)?)?;
+        self.note_pending_call(text)?;
         self.part.pos.forget_input();
         self.group.clear();
         Ok(self.out.verbatim(raw, terminated)?)

@@ -138,14 +138,10 @@ impl Rewriter<'_> {
     /// the block's own where it is the block's function (or a version of
     /// it), else [`owner_name`](Self::owner_name)'s.
     pub(super) fn written_name(&mut self, owner: SymbolId) -> Sym {
-        if let (Block::Jit(block), Some(own)) = (self.part.block, self.part.block_fn) {
-            if let FnKind::Jit { name, .. } = own.kind {
-                if block == owner || self.same_function(owner, block) {
-                    return name;
-                }
-            }
+        match self.part.jit_block() {
+            Some((block, name)) if block == owner || self.same_function(owner, block) => name,
+            _ => self.owner_name(owner),
         }
-        self.owner_name(owner)
     }
 
     /// True where `a` and `b` are written as one function: one name, one

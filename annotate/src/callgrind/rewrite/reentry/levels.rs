@@ -117,18 +117,18 @@ impl Rewriter<'_> {
     }
 
     /// In the first pass, a call from the current block to `callee` whose
-    /// position line's costs are `costs`: noted where it goes to a JIT
-    /// range's name other than the block's own.
+    /// position line is `text`: noted where it goes to a JIT range's name
+    /// other than the block's own.
     pub(in crate::callgrind::rewrite) fn note_call_levels(
         &mut self,
         callee: Option<FnRef>,
-        costs: &[u8],
+        text: &[u8],
     ) -> Res {
         let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
             return Ok(());
         };
         if self.part.jit_block() != Some(named) {
-            let cost = first_cost(costs)?;
+            let cost = first_cost(self.cols.skip(text)?)?;
             let levels = &mut self.reentry.noted.levels;
             levels.called(named, addr, entry, cost);
         }
@@ -168,10 +168,10 @@ impl Rewriter<'_> {
         self.reentry.noted.levels.pending.is_some()
     }
 
-    /// The position line of a call noted pending, its costs `costs`.
-    pub(in crate::callgrind::rewrite) fn note_pending_call(&mut self, costs: &[u8]) -> Res {
+    /// The position line `text` of a call noted pending.
+    pub(in crate::callgrind::rewrite) fn note_pending_call(&mut self, text: &[u8]) -> Res {
         if let Some((named, addr, entry)) = self.reentry.noted.levels.pending.take() {
-            let cost = first_cost(costs)?;
+            let cost = first_cost(self.cols.skip(text)?)?;
             self.reentry.noted.levels.called(named, addr, entry, cost);
         }
         Ok(())
