@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use annotate::callgrind::passes;
+use annotate::callgrind::Rewrite;
 use annotate::symbols::{BiasMode, SymbolTable};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -80,12 +80,15 @@ fn rewrite_profile(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(profile.len() as u64));
     g.bench_function("lazy", |b| {
         b.iter(|| {
-            passes::lazy(std::io::Cursor::new(&profile[..]), std::io::sink(), &table).unwrap()
+            let input = std::io::Cursor::new(&profile[..]);
+            Rewrite::new(&table).run(input, std::io::sink()).unwrap()
         })
     });
     g.bench_function("exact", |b| {
         b.iter(|| {
-            passes::exact(std::io::Cursor::new(&profile[..]), std::io::sink(), &table).unwrap()
+            let input = std::io::Cursor::new(&profile[..]);
+            let exact = Rewrite::new(&table).every_position();
+            exact.run(input, std::io::sink()).unwrap()
         })
     });
     g.finish();

@@ -5,16 +5,17 @@
 
 pub mod callgrind;
 pub mod clean;
-pub mod code_image;
+mod code_image;
 pub mod command;
-pub mod input;
-pub mod memory;
-pub mod merge;
+mod input;
+mod memory;
+mod merge;
 mod output;
-pub mod perfmap;
+mod perfmap;
 pub mod record;
-pub mod summary;
+mod summary;
 pub mod symbols;
 mod usage;
 
+pub use memory::OneLineOnFailure;
 pub use usage::UsageError;

@@ -15,7 +15,7 @@ mod cli;
 
 /// Out of memory is one line and exit status 1, not an abort.
 #[global_allocator]
-static ALLOCATOR: annotate::memory::OneLineOnFailure = annotate::memory::OneLineOnFailure;
+static ALLOCATOR: annotate::OneLineOnFailure = annotate::OneLineOnFailure;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -126,7 +126,7 @@ fn print_log(log: &annotate::command::logs::Named) {
 }
 
 fn print_summary(report: &annotate::command::Report) {
-    for line in annotate::summary::render(report).lines() {
+    for line in report.summary().lines() {
         eprintln!("callgrind-jit: {line}");
     }
 }

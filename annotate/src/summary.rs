@@ -9,8 +9,15 @@ use crate::symbols::SymbolTable;
 /// How many unnamed addresses and ambiguous functions to list.
 const TOP: usize = 5;
 
+impl Report {
+    /// The summary of a whole run, as the command prints it.
+    pub fn summary(&self) -> String {
+        render(self)
+    }
+}
+
 /// Renders the summary of a whole run.
-pub fn render(report: &Report) -> String {
+fn render(report: &Report) -> String {
     let mut s = String::new();
     let table = &report.symbols;
     sources(&mut s, report);

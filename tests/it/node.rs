@@ -89,7 +89,7 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
         } else {
             String::from_utf8_lossy(&data)
                 .lines()
-                .filter_map(|l| annotate::perfmap::fields(l.as_bytes()).map(|(s, n, _)| (s, n)))
+                .filter_map(util::perf_map_range)
                 .collect()
         };
         ranges.iter().filter(|&&(s, n)| program.holds(s, n)).count()
@@ -130,7 +130,7 @@ fn perf_map_only_node_leaves_no_jit_code_under_native_functions() {
     let ranges: Vec<(u64, u64)> = std::fs::read_to_string(&map)
         .unwrap()
         .lines()
-        .filter_map(|l| annotate::perfmap::fields(l.as_bytes()).map(|(s, n, _)| (s, n)))
+        .filter_map(util::perf_map_range)
         .filter(|&(s, n)| !program.holds(s, n))
         .collect();
     let in_jit = |a: u64| ranges.iter().any(|&(s, n)| (s..s + n).contains(&a));

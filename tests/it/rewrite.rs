@@ -6,7 +6,7 @@ use annotate::callgrind::Reading;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use annotate::callgrind::{address_names, Stats};
+use annotate::callgrind::Stats;
 use annotate::symbols::SymbolTable;
 
 use crate::identity::{self, Functions};
@@ -114,7 +114,11 @@ fn unnamed_jit(f: &Functions, table: &SymbolTable) -> Vec<String> {
         .chain(&f.kc_called)
         .filter(|t| t.2 == "???")
         .filter(|t| {
-            address_names::address(t.0.as_bytes()).is_some_and(|(a, _)| table.lookup(a).is_some())
+            let hex =
+                t.0.strip_prefix("0x")
+                    .map(|a| a.split('\'').next().unwrap_or(a));
+            let addr = hex.and_then(|a| u64::from_str_radix(a, 16).ok());
+            addr.is_some_and(|a| table.lookup(a).is_some())
         })
         .map(|t| t.0.clone())
         .collect()

@@ -5,7 +5,7 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use annotate::callgrind::{passes, RewriteError, Stats};
+use annotate::callgrind::{Reading, Rewrite, RewriteError, Stats};
 use annotate::symbols::{BiasMode, SymbolTable};
 
 /// A symbol table from jitdump and perf map files.
@@ -16,11 +16,10 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
 /// [`table`] for the profile `profile`, as the command builds it: the
 /// ranges in the code of the program its `cmd:` line ran left out.
 pub fn table_for(profile: Option<&std::path::Path>, sources: &[PathBuf]) -> SymbolTable {
-    let command = profile.and_then(|p| {
+    let program = profile.and_then(|p| {
         let file = std::fs::File::open(p).ok()?;
-        annotate::input::profile_command(&file)
+        annotate::symbols::mapped::MappedCode::of_profile(&file)
     });
-    let program = command.and_then(|c| annotate::symbols::mapped::MappedCode::of_command(&c));
     let mut table = SymbolTable::builder().outside(program);
     for path in sources {
         let data = std::fs::read(path).unwrap();
@@ -38,9 +37,10 @@ pub fn table_for(profile: Option<&std::path::Path>, sources: &[PathBuf]) -> Symb
 /// Which of the rewrite's passes to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
-    /// `passes::lazy`, the fast one.
+    /// The default reading, the fast one (held here to read every input
+    /// it is given without falling back to the reference).
     Lazy,
-    /// `passes::exact`, the reference.
+    /// `Rewrite::every_position`, the reference.
     Exact,
 }
 
@@ -70,8 +70,13 @@ impl Pass {
         W: annotate::callgrind::Output + Send,
     {
         match self {
-            Pass::Lazy => passes::lazy(input, output, table),
-            Pass::Exact => passes::exact(input, output, table),
+            Pass::Lazy => {
+                let stats = Rewrite::new(table).run(input, output)?;
+                let fell_back = stats.reads.contains(&Reading::ExactPositions);
+                assert!(!fell_back, "the fast reading fell back to the reference");
+                Ok(stats)
+            }
+            Pass::Exact => Rewrite::new(table).every_position().run(input, output),
         }
     }
 }

@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
         .is_ok()
     {
         let table = table.build();
-        for s in table.symbols().iter().take(64) {
+        for id in table.ids().take(64) {
+            let s = table.symbol(id);
             let _ = table.lookup(s.start);
             let _ = s.row_at(s.start.wrapping_add(s.size / 2));
         }

@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let mut table = SymbolTable::builder();
     table.add_perf_map("perf-1.map".into(), data);
     let table = table.build();
-    for s in table.symbols().iter().take(64) {
-        let _ = table.lookup(s.start);
+    for id in table.ids().take(64) {
+        let _ = table.lookup(table.symbol(id).start);
     }
 });

@@ -14,12 +14,6 @@ pub enum RewriteError {
         /// What was wrong.
         message: String,
     },
-    /// Only from [`passes::lazy`]: a relative position it cannot place
-    /// ([`rewrite`] then runs [`passes::exact`]).
-    NeedsExactMode {
-        /// 1-based line number.
-        line: u64,
-    },
     /// Reading or writing failed.
     Io(io::Error),
     /// A symbol file changed after the table was built: a range it gave
@@ -32,9 +26,6 @@ impl std::fmt::Display for RewriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RewriteError::Parse { line, message } => write!(f, "line {line}: {message}"),
-            RewriteError::NeedsExactMode { line } => {
-                write!(f, "line {line}: relative position needs exact mode")
-            }
             RewriteError::Io(e) => write!(f, "{e}"),
             RewriteError::SymbolFile(why) => write!(f, "{why}"),
         }
@@ -43,11 +34,44 @@ impl std::fmt::Display for RewriteError {
 
 impl std::error::Error for RewriteError {}
 
+/// Why a pass stopped: an error, or (only where native positions are
+/// copied undecoded) a relative position it cannot place, after which
+/// [`rewrite`](super::rewrite) decodes every position.
+#[derive(Debug)]
+pub(super) enum Stop {
+    Error(RewriteError),
+    NeedsExact,
+}
+
+impl Stop {
+    pub(super) fn io(e: io::Error) -> Stop {
+        Stop::Error(RewriteError::Io(e))
+    }
+
+    /// The error, where the stop is one (the exact pass never needs
+    /// itself).
+    pub(super) fn error(self) -> RewriteError {
+        match self {
+            Stop::Error(e) => e,
+            Stop::NeedsExact => RewriteError::Parse {
+                line: 0,
+                message: "relative position needs exact mode".into(),
+            },
+        }
+    }
+}
+
+impl From<RewriteError> for Stop {
+    fn from(e: RewriteError) -> Stop {
+        Stop::Error(e)
+    }
+}
+
 /// A line's failure as the caller sees it.
-pub(super) fn error(fail: Fail, line: u64) -> RewriteError {
+pub(super) fn error(fail: Fail, line: u64) -> Stop {
     match fail {
-        Fail::Line(message) => RewriteError::Parse { line, message },
-        Fail::NeedsExact => RewriteError::NeedsExactMode { line },
-        Fail::Io(e) => RewriteError::Io(e),
+        Fail::Line(message) => Stop::Error(RewriteError::Parse { line, message }),
+        Fail::NeedsExact => Stop::NeedsExact,
+        Fail::Io(e) => Stop::io(e),
     }
 }

@@ -16,10 +16,10 @@
 //!
 //! [`format`] holds the line format for all of them.
 
-pub mod address_names;
+pub(crate) mod address_names;
 mod error;
 mod fast;
-pub mod format;
+pub(crate) mod format;
 mod rewrite;
 mod stats;
 mod stream;
@@ -31,7 +31,7 @@ pub use error::RewriteError;
 pub use stats::{Ending, Reading, Stats};
 
 use crate::symbols::SymbolTable;
-use error::error;
+use error::{error, Stop};
 use rewrite::state::Tracking;
 use rewrite::Rewriter;
 
@@ -74,108 +74,107 @@ impl<O: Output + ?Sized> Output for &mut O {
 }
 
 /// Rewrites one profile from `input` to `output` with the symbols of
-/// `table`. The input is read once, or again where it is not laid out as
-/// callgrind writes it (a function starting with a relative position:
-/// then every position is decoded) or where a JIT function was resumed by
-/// a call into its middle (then the continuation's cost is taken out of
-/// the arcs that hold it twice; see `rewrite/reentry/`); each time
-/// `output` is restarted. With an empty table the output equals the input
-/// byte for byte (CRLF line ends become LF).
+/// `table` ([`Rewrite`] for the settings). With an empty table the output
+/// equals the input byte for byte (CRLF line ends become LF).
 pub fn rewrite<R, W>(input: R, output: W, table: &SymbolTable) -> Result<Stats, RewriteError>
 where
     R: Read + Seek + Send,
     W: Output + Send,
 {
-    rewrite_with_image(input, output, table, None)
+    Rewrite::new(table).run(input, output)
 }
 
-/// [`rewrite`], a jitdump's functions put under `image` (the object name
-/// of the code image written beside the output; see
-/// [`crate::symbols::object_name`]).
-pub fn rewrite_with_image<R, W>(
-    mut input: R,
-    mut output: W,
-    table: &SymbolTable,
-    image: Option<&str>,
-) -> Result<Stats, RewriteError>
-where
-    R: Read + Seek + Send,
-    W: Output + Send,
-{
-    let stats = match with_reentry(&mut input, &mut output, (table, image), Tracking::Lazy) {
-        Err(RewriteError::NeedsExactMode { .. }) => {
-            again(&mut input, &mut output)?;
-            let mut stats = with_reentry(input, output, (table, image), Tracking::Every)?;
-            // The lazy reading stopped part way; the exact one's first
-            // reading is the profile's second.
-            stats.reads[0] = Reading::ExactPositions;
-            stats.reads.insert(0, Reading::First);
-            stats
+/// A rewrite's settings: the symbols, where the code image is, and how
+/// native positions are read.
+#[derive(Clone, Copy)]
+pub struct Rewrite<'a> {
+    table: &'a SymbolTable,
+    image: Option<&'a str>,
+    tracking: Tracking,
+}
+
+impl<'a> Rewrite<'a> {
+    /// A rewrite with the symbols of `table`.
+    pub fn new(table: &'a SymbolTable) -> Self {
+        Rewrite {
+            table,
+            image: None,
+            tracking: Tracking::Lazy,
         }
-        result => result?,
-    };
-    // Ranges are decoded from their files as the rewrite meets them.
-    match table.decode_failure() {
-        Some(why) => Err(RewriteError::SymbolFile(why)),
-        None => Ok(stats),
+    }
+
+    /// A jitdump's functions put under `image`: the object name of the
+    /// code image written beside the output (see
+    /// [`crate::symbols::object_name`]).
+    pub fn image(self, image: &'a str) -> Self {
+        Rewrite {
+            image: Some(image),
+            ..self
+        }
+    }
+
+    /// Every position decoded, native code's too: the slower reference
+    /// the default is held to. Its output means the same; positions may be
+    /// written differently.
+    pub fn every_position(self) -> Self {
+        Rewrite {
+            tracking: Tracking::Every,
+            ..self
+        }
+    }
+
+    /// Rewrites `input` into `output`. The input is read once, or again
+    /// where it is not laid out as callgrind writes it (a function starting
+    /// with a relative position: then every position is decoded) or where
+    /// a JIT function was resumed by a call into its middle (then the
+    /// continuation's cost is taken out of the arcs that hold it twice;
+    /// see `rewrite/reentry/`); each time `output` is restarted
+    /// ([`Stats::reads`] says how often, and why).
+    pub fn run<R, W>(self, mut input: R, mut output: W) -> Result<Stats, RewriteError>
+    where
+        R: Read + Seek + Send,
+        W: Output + Send,
+    {
+        let stats = match with_reentry(&mut input, &mut output, self) {
+            Err(Stop::NeedsExact) => {
+                again(&mut input, &mut output).map_err(Stop::error)?;
+                let mut stats =
+                    with_reentry(input, output, self.every_position()).map_err(Stop::error)?;
+                // The lazy reading stopped part way; the exact one's first
+                // reading is the profile's second.
+                stats.reads[0] = Reading::ExactPositions;
+                stats.reads.insert(0, Reading::First);
+                stats
+            }
+            result => result.map_err(Stop::error)?,
+        };
+        // Ranges are decoded from their files as the rewrite meets them.
+        match self.table.decode_failure() {
+            Some(why) => Err(RewriteError::SymbolFile(why)),
+            None => Ok(stats),
+        }
     }
 }
-
-/// The symbols, and the code image's object name if one is written.
-type Named<'a> = (&'a SymbolTable, Option<&'a str>);
 
 /// Rewinds the input and empties the output for another pass.
-fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), RewriteError> {
-    input.rewind().map_err(RewriteError::Io)?;
-    output.restart().map_err(RewriteError::Io)
-}
-
-/// The two ways [`rewrite`] reads a profile, public so that tests and
-/// benchmarks can hold the fast one to the slow reference. Each reads the
-/// input again where re-entries are to be taken out of arcs.
-pub mod passes {
-    use super::*;
-
-    /// The fast way: position lines of native code are copied without
-    /// decoding them. Stops with [`RewriteError::NeedsExactMode`] where a
-    /// function starts with a relative position.
-    pub fn lazy<R: Read + Seek + Send, W: Output + Send>(
-        input: R,
-        output: W,
-        table: &SymbolTable,
-    ) -> Result<Stats, RewriteError> {
-        with_reentry(input, output, (table, None), Tracking::Lazy)
-    }
-
-    /// The reference: every position decoded (any valid input). Its output
-    /// means what [`lazy`]'s means; positions may be written differently.
-    pub fn exact<R: Read + Seek + Send, W: Output + Send>(
-        input: R,
-        output: W,
-        table: &SymbolTable,
-    ) -> Result<Stats, RewriteError> {
-        with_reentry(input, output, (table, None), Tracking::Every)
-    }
+fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), Stop> {
+    input.rewind().map_err(Stop::io)?;
+    output.restart().map_err(Stop::io)
 }
 
 /// A pass, and a second one where the first found continuations to take
 /// out of arcs (see `rewrite/reentry/`).
-fn with_reentry<R, W>(
-    mut input: R,
-    mut output: W,
-    table: Named,
-    tracking: Tracking,
-) -> Result<Stats, RewriteError>
+fn with_reentry<R, W>(mut input: R, mut output: W, how: Rewrite) -> Result<Stats, Stop>
 where
     R: Read + Seek + Send,
     W: Output + Send,
 {
     let state = rewrite::reentry::State::default();
-    let mut stats = match run(&mut input, &mut output, table, tracking, state)? {
+    let mut stats = match run(&mut input, &mut output, how, state)? {
         (_, Some(plan)) if plan.takes_out() => {
             again(&mut input, &mut output)?;
             let state = rewrite::reentry::State::taking(plan);
-            let (mut stats, _) = run(input, output, table, tracking, state)?;
+            let (mut stats, _) = run(input, output, how, state)?;
             stats.reads.push(Reading::Reentry);
             stats
         }
@@ -191,24 +190,47 @@ where
 fn run<R: Read + Send, W: Write + Send>(
     input: R,
     output: W,
-    (table, image): Named,
-    tracking: Tracking,
+    how: Rewrite,
     reentry: rewrite::reentry::State,
-) -> Result<(Stats, Option<rewrite::reentry::Plan>), RewriteError> {
+) -> Result<(Stats, Option<rewrite::reentry::Plan>), Stop> {
     std::thread::scope(|scope| {
-        let (feed, _reader) = stream::reader::spawn(scope, input).map_err(RewriteError::Io)?;
+        let (feed, _reader) = stream::reader::spawn(scope, input).map_err(Stop::io)?;
         let spent = feed.spent_sender();
-        let (writer, handle) =
-            stream::writer::spawn(scope, output, spent).map_err(RewriteError::Io)?;
+        let (writer, handle) = stream::writer::spawn(scope, output, spent).map_err(Stop::io)?;
         let out = stream::out::Out::new(writer);
-        let mut rw = Rewriter::new(table, image, out, tracking, reentry);
+        let mut rw = Rewriter::new(how.table, how.image, out, how.tracking, reentry);
         let result = fast::Driver::new(feed)
             .run(&mut rw)
             .and_then(|lines| rw.finish().map_err(|f| error(f, lines)));
         // The writer thread's own error explains a failed send best.
         match (stream::writer::join(handle), result) {
-            (Err(e), Ok(_) | Err(RewriteError::Io(_))) => Err(RewriteError::Io(e)),
+            (Err(e), Ok(_) | Err(Stop::Error(RewriteError::Io(_)))) => Err(Stop::io(e)),
             (_, result) => result,
         }
     })
+}
+
+/// The two readings alone, for the unit tests: the lazy one stops where
+/// a function starts with a relative position.
+#[cfg(test)]
+pub(crate) mod passes {
+    use super::*;
+
+    /// Native positions copied undecoded; no fallback.
+    pub fn lazy<R: Read + Seek + Send, W: Output + Send>(
+        input: R,
+        output: W,
+        table: &SymbolTable,
+    ) -> Result<Stats, RewriteError> {
+        with_reentry(input, output, Rewrite::new(table)).map_err(Stop::error)
+    }
+
+    /// Every position decoded.
+    pub fn exact<R: Read + Seek + Send, W: Output + Send>(
+        input: R,
+        output: W,
+        table: &SymbolTable,
+    ) -> Result<Stats, RewriteError> {
+        Rewrite::new(table).every_position().run(input, output)
+    }
 }

@@ -102,13 +102,13 @@ impl Stats {
     }
 
     /// Self cost still in address-named pseudo-functions.
-    pub fn unnamed_total(&self) -> u64 {
+    pub(crate) fn unnamed_total(&self) -> u64 {
         self.unnamed_cost.values().sum()
     }
 
     /// The same counts with each symbol given its id in another table
     /// (`ids`; symbols it lacks are left out).
-    pub fn with_ids(mut self, ids: &HashMap<SymbolId, SymbolId>) -> Stats {
+    pub(crate) fn with_ids(mut self, ids: &HashMap<SymbolId, SymbolId>) -> Stats {
         self.jit_cost = self
             .jit_cost
             .iter()
@@ -123,7 +123,7 @@ impl Stats {
     }
 
     /// Adds another profile's counts (parts and thread files of one run).
-    pub fn merge(&mut self, other: &Stats) {
+    pub(crate) fn merge(&mut self, other: &Stats) {
         if self.events.is_empty() {
             self.events = other.events.clone();
         }

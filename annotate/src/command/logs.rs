@@ -42,7 +42,11 @@ pub struct Named {
 
 /// Names the frames of each log in `logs` (with `sources`, the symbol
 /// files given, else those found for each process).
-pub fn annotate(request: &Request, logs: Vec<Input>, sources: Vec<Input>) -> Result<Vec<Named>> {
+pub(crate) fn annotate(
+    request: &Request,
+    logs: Vec<Input>,
+    sources: Vec<Input>,
+) -> Result<Vec<Named>> {
     if request.output.is_some() && logs.len() > 1 {
         bail!("-o names one output, but {} logs were given", logs.len());
     }

@@ -21,7 +21,7 @@ use crate::symbols::mapped::MappedCode;
 use crate::symbols::{BiasMode, SymbolTable};
 use outputs::{merge_parts, merge_target, rewrite_one};
 use provenance::Provenance;
-pub use runs::Run;
+pub(crate) use runs::Run;
 use runs::{by_run, discover, discover_for, folder_of, Group};
 
 /// What to annotate.
@@ -92,7 +92,7 @@ pub struct Report {
 
 /// Runs `annotate`: one report per process, in the order its first
 /// profile was given.
-pub fn annotate(request: &Request) -> Result<Vec<Report>> {
+pub(crate) fn annotate(request: &Request) -> Result<Vec<Report>> {
     match annotate_any(request)? {
         Annotated::Profiles(reports) => Ok(reports),
         Annotated::Logs(_) => bail!("no callgrind profile among the inputs"),

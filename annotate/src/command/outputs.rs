@@ -180,7 +180,9 @@ fn rewrite_into(
     let name = input.path.display();
     let read = |e| anyhow::Error::new(e).context(format!("cannot read '{name}'"));
     let input_file = input.rewound().map_err(read)?;
-    let result = callgrind::rewrite_with_image(input_file, file, symbols, image);
+    let rewrite = callgrind::Rewrite::new(symbols);
+    let rewrite = image.map_or(rewrite, |image| rewrite.image(image));
+    let result = rewrite.run(input_file, file);
     let stats = result.map_err(|e| match e {
         RewriteError::Parse { line, message } => anyhow::anyhow!("{name}:{line}: {message}"),
         RewriteError::SymbolFile(why) => anyhow::anyhow!("cannot name '{name}': {why}"),

@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 
 use crate::command::{annotate, NoSymbols, Report, Request};
 use crate::UsageError;
-pub use out_file::OutFile;
+pub(crate) use out_file::OutFile;
 
 /// What `record` did.
 pub struct Recording {

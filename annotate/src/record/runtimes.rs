@@ -136,7 +136,7 @@ pub const RUNTIMES: [Runtime; 11] = [
 ];
 
 /// The runtime the command's program is, by its file name.
-pub fn of_command(command: &[String]) -> Option<&'static Runtime> {
+pub(crate) fn of_command(command: &[String]) -> Option<&'static Runtime> {
     let program = command.first()?;
     let name = std::path::Path::new(program).file_name()?.to_str()?;
     RUNTIMES.iter().find(|r| {
@@ -169,14 +169,14 @@ impl Runtime {
 
 /// Every variable record sets for the program, whose symbol files go to
 /// `folder`: each runtime's, unless the user's environment has it.
-pub fn program_env(folder: &Path) -> Vec<(&'static str, OsString)> {
+pub(crate) fn program_env(folder: &Path) -> Vec<(&'static str, OsString)> {
     RUNTIMES.iter().flat_map(|r| r.settings(folder)).collect()
 }
 
 /// What record says it turned on for `runtime` (the variables the user
 /// did not set, folders given as `folder`), and how to keep it off;
 /// `None` where it set nothing.
-pub fn said(runtime: &Runtime, folder: &Path) -> Option<String> {
+pub(crate) fn said(runtime: &Runtime, folder: &Path) -> Option<String> {
     let set: Vec<String> = runtime
         .settings(folder)
         .map(|(key, value)| format!("{key}='{}'", value.to_string_lossy()))

@@ -33,7 +33,7 @@ impl SymbolTableBuilder {
     /// named, code loaded after the end is left out, and code that later
     /// code replaced is gone (the replacing load began a later epoch than
     /// the code it replaced ran in). Files not named keep everything.
-    pub fn epoch_ending_at(mut self, places: Vec<(String, u64)>) -> Self {
+    pub(crate) fn epoch_ending_at(mut self, places: Vec<(String, u64)>) -> Self {
         self.epoch_end = places;
         self
     }
@@ -145,7 +145,7 @@ impl SymbolTableBuilder {
     }
 
     /// Names QEMU's blocks by `guest`'s symbols (see [`guest`]).
-    pub fn guest(mut self, guest: Option<guest::GuestSymbols>) -> Self {
+    pub(crate) fn guest(mut self, guest: Option<guest::GuestSymbols>) -> Self {
         self.table.guest = guest;
         self
     }

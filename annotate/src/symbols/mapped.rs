@@ -36,6 +36,12 @@ impl MappedCode {
         MappedCode::of_file(&file)
     }
 
+    /// The program of a profile's `cmd:` line (see
+    /// [`of_command`](Self::of_command)), the profile open as `profile`.
+    pub fn of_profile(profile: &std::fs::File) -> Option<MappedCode> {
+        MappedCode::of_command(&crate::input::profile_command(profile)?)
+    }
+
     /// The executable segments of `file`, if it is an ELF executable
     /// linked at fixed addresses.
     pub fn of_file(file: &Path) -> Option<MappedCode> {

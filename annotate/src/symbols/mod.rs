@@ -17,7 +17,7 @@ mod builder;
 mod decode;
 mod decoded;
 mod demangle;
-pub mod guest;
+pub(crate) mod guest;
 mod index_jitdump;
 mod index_perfmap;
 pub mod mapped;
@@ -187,14 +187,14 @@ impl SymbolTable {
 
     /// Like [`SymbolTable::lookup`], with the address range the answer
     /// holds for (to look up neighbouring addresses without searching).
-    pub fn lookup_range(&self, addr: u64) -> Option<(std::ops::Range<u64>, Hit)> {
+    pub(crate) fn lookup_range(&self, addr: u64) -> Option<(std::ops::Range<u64>, Hit)> {
         self.index.lookup(&self.entries, addr)
     }
 
     /// [`SymbolTable::lookup_range`] for an address most likely in the
     /// first segment of `symbol` (a JIT block's own code): checked there
     /// before searching all segments, whose search misses the caches.
-    pub fn lookup_range_near(
+    pub(crate) fn lookup_range_near(
         &self,
         addr: u64,
         symbol: SymbolId,
@@ -210,7 +210,7 @@ impl SymbolTable {
     /// The ids this table gives the ranges `other` (a table of the same
     /// files, built for one epoch) holds as `ids`: the same record of the
     /// same file.
-    pub fn ids_of(
+    pub(crate) fn ids_of(
         &self,
         other: &SymbolTable,
         ids: impl Iterator<Item = SymbolId>,
@@ -232,7 +232,7 @@ impl SymbolTable {
 
     /// The code bytes of symbol `id`, read again from its jitdump (`None`
     /// for a perf map's, or a load written without them).
-    pub fn code(&self, id: SymbolId) -> std::io::Result<Option<Vec<u8>>> {
+    pub(crate) fn code(&self, id: SymbolId) -> std::io::Result<Option<Vec<u8>>> {
         decode::code(self, id)
     }
 
@@ -240,7 +240,7 @@ impl SymbolTable {
     /// an output: `image` (the code image written beside it, by its
     /// [`object_name`]) for a jitdump's where one was written, else the
     /// symbol file itself.
-    pub fn object_of<'a>(&'a self, source: usize, image: Option<&'a str>) -> &'a str {
+    pub(crate) fn object_of<'a>(&'a self, source: usize, image: Option<&'a str>) -> &'a str {
         let source = &self.sources[source];
         match (source.kind, image) {
             (SourceKind::Jitdump, Some(image)) => image,
@@ -262,7 +262,7 @@ impl SymbolTable {
 
     /// The functions of other names whose code lay where `id`'s lies
     /// (loaded earlier or later at the same addresses).
-    pub fn sharing_addresses(&self, id: SymbolId) -> Vec<SymbolId> {
+    pub(crate) fn sharing_addresses(&self, id: SymbolId) -> Vec<SymbolId> {
         let own = &self.entries[id.index()];
         let end = own.start.saturating_add(own.size);
         let name = &self.symbol(id).name;
@@ -284,7 +284,7 @@ impl SymbolTable {
     }
 
     /// How many code ranges came from source number `source`.
-    pub fn ranges_of(&self, source: usize) -> usize {
+    pub(crate) fn ranges_of(&self, source: usize) -> usize {
         self.entries
             .iter()
             .filter(|e| e.source as usize == source)
@@ -306,11 +306,6 @@ impl SymbolTable {
     /// [`RewriteError::SymbolFile`](crate::callgrind::RewriteError).
     pub(crate) fn decode_failure(&self) -> Option<String> {
         self.failure.borrow().clone()
-    }
-
-    /// Number of address ranges where overlapping symbols disagree.
-    pub fn ambiguous_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.index.ambiguous()
     }
 
     /// True when no source gave any symbol.

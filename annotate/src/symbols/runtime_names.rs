@@ -41,7 +41,7 @@ pub fn split(raw: &str) -> Split {
 /// function's body: .NET's perf map lists its precode blocks as one range
 /// (`stub<364> AllocateTemporaryEntryPoints<PRECODE_FIXUP>`), each 8-byte
 /// entry a method's own way in. A call to any of its addresses is a call.
-pub fn is_entry_table(name: &str) -> bool {
+pub(crate) fn is_entry_table(name: &str) -> bool {
     name.strip_prefix("stub<").is_some_and(|rest| {
         rest.contains("AllocateTemporaryEntryPoints") || rest.contains("Precode")
     })

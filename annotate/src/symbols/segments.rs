@@ -99,18 +99,6 @@ impl Index {
             _ => self.lookup(entries, addr),
         }
     }
-
-    /// The ranges where overlapping symbols of other names lose.
-    pub fn ambiguous(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        let segments = match self {
-            Index::Entries => &[][..],
-            Index::Segments { segments, .. } => segments,
-        };
-        segments
-            .iter()
-            .filter(|s| s.ambiguous)
-            .map(|s| (s.start, s.end))
-    }
 }
 
 fn entry_answer(entries: &[Entry], i: usize) -> Option<(Range<u64>, Hit)> {

@@ -38,7 +38,7 @@ impl Symbol {
     }
 
     /// [`Symbol::row_at`], with the addresses that share its answer.
-    pub fn row_span(&self, addr: u64) -> (std::ops::Range<u64>, Option<Row>) {
+    pub(crate) fn row_span(&self, addr: u64) -> (std::ops::Range<u64>, Option<Row>) {
         let (span, row, _) = self.row_span_near(addr, 0);
         (span, row)
     }
@@ -46,7 +46,7 @@ impl Symbol {
     /// [`Symbol::row_span`], looking first at the rows from index `hint`
     /// on (addresses mostly grow within a function); also returns the
     /// index to pass as the next hint.
-    pub fn row_span_near(
+    pub(crate) fn row_span_near(
         &self,
         addr: u64,
         hint: usize,

@@ -9,7 +9,7 @@
 
 use super::lane::{Lane, Pass};
 use super::newlines::Newlines;
-use crate::callgrind::error::{error, RewriteError};
+use crate::callgrind::error::{error, RewriteError, Stop};
 use crate::callgrind::format::plain_lines::Breaks;
 use crate::callgrind::rewrite::Rewriter;
 use crate::callgrind::stream::reader::{Chunk, Feed, HEADROOM};
@@ -98,7 +98,7 @@ impl Driver {
     }
 
     /// Feeds every line to `rw`; the number of lines.
-    pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
+    pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, Stop> {
         loop {
             self.lines(rw)?;
             if !self.refill(rw)? {
@@ -118,7 +118,7 @@ impl Driver {
     /// the lane (most lines), marked by the reader, are passed over in one
     /// step; other lines the lane copies join them in runs the writer
     /// copies from the chunk; the rest go through the rewriter.
-    fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
+    fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
         let mut run_start = self.held.unwrap_or(self.start);
         let mut lane = Lane::open(rw);
         let base = self.start;
@@ -147,9 +147,7 @@ impl Driver {
                 }
                 Pass::Rewrite | Pass::Declined => {
                     let run_end = self.held.unwrap_or(line_start);
-                    rw.out
-                        .copy_input(run_start..run_end)
-                        .map_err(RewriteError::Io)?;
+                    rw.out.copy_input(run_start..run_end).map_err(Stop::io)?;
                     run_start = self.start;
                     let held = self.held.take();
                     let site = Site {
@@ -163,13 +161,11 @@ impl Driver {
             lane = Lane::open(rw);
         }
         let run_end = self.held.unwrap_or(self.start);
-        rw.out
-            .copy_input(run_start..run_end)
-            .map_err(RewriteError::Io)
+        rw.out.copy_input(run_start..run_end).map_err(Stop::io)
     }
 
     /// At the end of the input: held lines go to the rewriter after all.
-    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
+    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
         match self.held.take() {
             Some(from) => {
                 let first = self.lines.at(&self.buf, from);
@@ -180,7 +176,7 @@ impl Driver {
     }
 
     /// The final line when it has no newline.
-    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
+    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
         if self.start == self.end {
             return Ok(());
         }
@@ -193,7 +189,7 @@ impl Driver {
     /// Puts the unconsumed tail (and held lines) in front of the next
     /// chunk, and hands the buffer it leaves to the writer; false at the
     /// end of the input.
-    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, RewriteError> {
+    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, Stop> {
         if self.eof {
             return Ok(false);
         }
@@ -201,16 +197,16 @@ impl Driver {
         let tail = self.end - keep;
         if tail > MAX_LINE {
             let message = format!("line longer than {} MiB", MAX_LINE >> 20);
-            return Err(RewriteError::Parse {
+            return Err(Stop::Error(RewriteError::Parse {
                 line: self.lines.at(&self.buf, self.start),
                 message,
-            });
+            }));
         }
         let Chunk {
             buf: mut next,
             len,
             breaks,
-        } = self.feed.next().map_err(RewriteError::Io)?;
+        } = self.feed.next().map_err(Stop::io)?;
         if len == 0 {
             self.eof = true;
             return Ok(self.start < self.end);
@@ -258,13 +254,13 @@ impl Driver {
 
 /// Hands the buffer the output copies from, with its breaks, to the
 /// writer (both go back to the reader from there).
-fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), RewriteError> {
+fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), Stop> {
     let chunk = Chunk {
         buf,
         len: 0,
         breaks,
     };
-    rw.out.chunk_done(chunk).map_err(RewriteError::Io)
+    rw.out.chunk_done(chunk).map_err(Stop::io)
 }
 
 /// Where a line is: `buf[start..]`, and how to count its number.
@@ -283,7 +279,7 @@ fn rewrite_line(
     pass: Pass,
     site: &Site<'_>,
     held: Option<usize>,
-) -> Result<(), RewriteError> {
+) -> Result<(), Stop> {
     let Site { buf, start, lines } = *site;
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
@@ -305,12 +301,7 @@ fn rewrite_line(
 
 /// Gives the rewriter call lines the fast lane held back (whole lines,
 /// `first` being the number of the first).
-fn replay(
-    rw: &mut Rewriter<'_>,
-    lane: &mut Lane,
-    lines: &[u8],
-    first: u64,
-) -> Result<(), RewriteError> {
+fn replay(rw: &mut Rewriter<'_>, lane: &mut Lane, lines: &[u8], first: u64) -> Result<(), Stop> {
     lane.drop_held();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {

@@ -67,11 +67,6 @@ impl Columns {
         self.kinds.len()
     }
 
-    /// Always false: a part has at least one column.
-    pub fn is_empty(&self) -> bool {
-        self.kinds.is_empty()
-    }
-
     /// Index of the column of this kind.
     #[inline]
     pub fn index(&self, kind: Column) -> Option<usize> {
