@@ -168,8 +168,10 @@ impl Driver {
     fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
         match self.held.take() {
             Some(from) => {
-                let first = self.lines.at(&self.buf, from);
-                replay(rw, &mut self.lane, &self.buf[from..self.start], first)
+                let (buf, lines) = (&self.buf, self.lines);
+                replay(rw, &mut self.lane, &buf[from..self.start], || {
+                    lines.at(buf, from)
+                })
             }
             None => Ok(()),
         }
@@ -289,7 +291,7 @@ fn rewrite_line(
             .map_err(|f| error(f, line_no()));
     }
     if let Some(from) = held {
-        replay(rw, lane, &buf[from..start], lines.at(buf, from))?;
+        replay(rw, lane, &buf[from..start], || lines.at(buf, from))?;
     } else if rw.takes_position(line) {
         return rw
             .cost_line(line, line, true)
@@ -301,13 +303,18 @@ fn rewrite_line(
 
 /// Gives the rewriter call lines the fast lane held back (whole lines,
 /// `first` being the number of the first).
-fn replay(rw: &mut Rewriter<'_>, lane: &mut Lane, lines: &[u8], first: u64) -> Result<(), Stop> {
+fn replay(
+    rw: &mut Rewriter<'_>,
+    lane: &mut Lane,
+    lines: &[u8],
+    first: impl Fn() -> u64,
+) -> Result<(), Stop> {
     lane.drop_held();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
         let content = line.strip_suffix(b"\r").unwrap_or(line);
         rw.line(content, true)
-            .map_err(|f| error(f, first + i as u64))?;
+            .map_err(|f| error(f, first() + i as u64))?;
     }
     Ok(())
 }
