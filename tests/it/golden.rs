@@ -121,6 +121,7 @@ macro_rules! cases {
 cases! {
     calls = "calls",
     continuation_levels = "continuation-levels",
+    copied_call_target = "copied-call-target",
     fold_and_suffix = "fold-and-suffix",
     jumps = "jumps",
     line_only = "line-only",

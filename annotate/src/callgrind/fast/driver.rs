@@ -124,11 +124,12 @@ impl Driver {
         let base = self.start;
         let mut newlines = Newlines::new(&self.buf[base..self.end]);
         loop {
-            if lane && self.held.is_none() {
+            if lane && self.lane.takes_plain_run() {
                 if let Some(to) = self.runs.plain_run(self.start) {
                     self.start = to;
                     newlines.skip_to(to - base);
                     self.lane.copied_cost_lines(rw);
+                    self.held = None;
                 }
             }
             let Some(nl) = newlines.next() else { break };
@@ -145,7 +146,7 @@ impl Driver {
                 Pass::Held => {
                     self.held.get_or_insert(line_start);
                 }
-                Pass::Rewrite | Pass::Declined => {
+                Pass::Declined => {
                     let run_end = self.held.unwrap_or(line_start);
                     rw.out.copy_input(run_start..run_end).map_err(Stop::io)?;
                     run_start = self.start;
@@ -155,7 +156,7 @@ impl Driver {
                         start: line_start,
                         lines: self.lines,
                     };
-                    rewrite_line(rw, &mut self.lane, pass, &site, held)?;
+                    rewrite_line(rw, &mut self.lane, &site, held)?;
                 }
             }
             lane = Lane::open(rw);
@@ -273,23 +274,17 @@ struct Site<'a> {
     lines: LineCount,
 }
 
-/// A line the lane did not copy: a call the lane rewrites, or a line for
-/// the rewriter after any lines the lane `held`.
+/// A line the lane did not copy, for the rewriter after any lines the
+/// lane `held`.
 fn rewrite_line(
     rw: &mut Rewriter<'_>,
     lane: &mut Lane,
-    pass: Pass,
     site: &Site<'_>,
     held: Option<usize>,
 ) -> Result<(), Stop> {
     let Site { buf, start, lines } = *site;
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
-    if pass == Pass::Rewrite {
-        return lane
-            .write_held_call(rw, line)
-            .map_err(|f| error(f, line_no()));
-    }
     if let Some(from) = held {
         replay(rw, lane, &buf[from..start], || lines.at(buf, from))?;
     } else if rw.takes_position(line) {
@@ -302,7 +297,8 @@ fn rewrite_line(
 }
 
 /// Gives the rewriter call lines the fast lane held back (whole lines,
-/// `first` being the number of the first).
+/// `first` giving the number of the first: counted only for an error, as
+/// counting means reading the chunk up to them).
 fn replay(
     rw: &mut Rewriter<'_>,
     lane: &mut Lane,

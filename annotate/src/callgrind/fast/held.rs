@@ -1,36 +1,34 @@
 //! The call group the lane holds back: `cob=`, `cfi=`, `cfn=` kept until
 //! the callee is known. A native callee's group is copied as it is; a JIT
-//! callee's is rewritten in one piece (`write_held_call`).
+//! callee's is declined, and the rewriter writes it (`rewrite/call.rs`,
+//! the one place call groups are written).
 
 use super::pass::Pass;
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::plain_count;
 use crate::callgrind::rewrite::ids::Sym;
-use crate::callgrind::rewrite::{FnKind, FnRef, Res, Rewriter, Space};
+use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
-/// The part of a call group the lane has held back: `cob= cfi= cfn=` in
-/// that order, each at most once.
+/// The part of a call group the lane has held back: `cob= cfi= cfn=
+/// calls=` in that order, each at most once, until the position line.
 #[derive(Debug, Default)]
 pub(super) struct HeldCall {
-    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`.
+    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`,
+    /// 4 `calls=` (the position line is next).
     pub(super) stage: u8,
     /// The callee's object, if named.
     pub(super) ob: Option<Sym>,
     /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
     /// group is.
     pub(super) defined: [Option<(Space, u64)>; 2],
-    /// The callee, once `cfn=` is held.
-    pub(super) callee: Option<Callee>,
+    /// The callee, once `cfn=` is held: native code, whose call stays as
+    /// written (its id, if it has one, is marked as written).
+    pub(super) callee: Option<Native>,
 }
 
-/// A held call's callee.
+/// A held call's native callee: its id, if `cfn=` gave one.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Callee {
-    /// Native code: the call stays as written; its id is marked as written.
-    Native(Option<u64>),
-    /// JIT code: the call is rewritten.
-    Jit(FnRef),
-}
+pub(super) struct Native(Option<u64>);
 
 impl HeldCall {
     pub(super) fn is_empty(&self) -> bool {
@@ -42,9 +40,6 @@ impl HeldCall {
     /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
     /// functions where the output's defaults equal the input's.
     pub(super) fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        if rw.group.awaits_verbatim() {
-            return None;
-        }
         let (stage, value) = if let Some(v) = line.strip_prefix(b"cob=") {
             (1, v)
         } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
@@ -52,7 +47,7 @@ impl HeldCall {
         } else if let Some(v) = line.strip_prefix(b"cfn=") {
             (3, v)
         } else if line.starts_with(b"calls=") {
-            return self.pass_calls(rw, line);
+            return self.pass_calls(line);
         } else {
             return None;
         };
@@ -96,9 +91,9 @@ impl HeldCall {
         Some(Pass::Held)
     }
 
-    /// The callee: JIT code (its call is rewritten), or native code with
-    /// no `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
-    /// value is only that.
+    /// The callee, where it is native code with no `cob=`/`cfi=` owed for
+    /// it (its call stays as it is); `id` if the value is only that. A
+    /// JIT callee is declined: its call is rewritten.
     pub(super) fn hold_callee(
         &mut self,
         rw: &mut Rewriter<'_>,
@@ -109,63 +104,60 @@ impl HeldCall {
         let same_defaults = p.same_call_defaults();
         if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
             same_defaults.then_some(())?;
-            self.callee = Some(Callee::Native(Some(id)));
+            self.callee = Some(Native(Some(id)));
             return Some(Pass::Held);
         }
         let object = self.ob.unwrap_or(rw.part.input.ob);
         let f = rw.resolve_fn(value, object).ok()?;
-        let callee = match (f.kind, f.id) {
-            // A call into a function's middle is folded by the rewriter.
-            (FnKind::Jit { entry: false, .. }, _) => return None,
-            (FnKind::Jit { .. }, _) => Callee::Jit(f),
-            (FnKind::Renamed(_), _) => return None,
-            (_, id) => {
-                same_defaults.then_some(())?;
-                if let Some(id) = id {
-                    (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
-                }
-                Callee::Native(id)
-            }
-        };
-        self.callee = Some(callee);
+        if matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) || !same_defaults {
+            return None;
+        }
+        if let Some(id) = f.id {
+            (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
+        }
+        self.callee = Some(Native(f.id));
         Some(Pass::Held)
     }
 
-    /// `calls=` after a held callee: a native one's group is written as
-    /// held; a JIT one's is rewritten.
-    pub(super) fn pass_calls(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        let Callee::Native(id) = self.callee? else {
-            // `write_held_call` parses the line (failing as the rewriter would).
-            return Some(Pass::Rewrite);
-        };
+    /// `calls=` after a held callee, held too: the group is copied with
+    /// its position line.
+    pub(super) fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
+        self.callee?;
         if !plain_count(&line[b"calls=".len()..]) {
             CountLine::parse("calls", line).ok()?;
         }
+        self.enter_stage(4)?;
+        Some(Pass::Held)
+    }
+
+    /// The held group is copied with its position line: the ids it
+    /// defined and its callee's are written now.
+    /// The ids were resolved when their lines were held: each is in its
+    /// table.
+    pub(super) fn copied(&mut self, rw: &mut Rewriter<'_>) {
         let held = std::mem::take(self);
         for (space, id) in held.defined.into_iter().flatten() {
-            rw.space_mut(space).ids.get_mut(id)?.emitted = true;
+            if let Some(entry) = rw.space_mut(space).ids.get_mut(id) {
+                entry.emitted = true;
+            }
         }
-        if let Some(id) = id.filter(|&id| !rw.part.tables.native_written.contains(id)) {
-            let entry = rw.part.tables.fns.get_mut(id)?;
+        let Some(Native(Some(id))) = held.callee else {
+            return;
+        };
+        if rw.part.tables.native_written.contains(id) {
+            return;
+        }
+        if let Some(entry) = rw.part.tables.fns.get_mut(id) {
             entry.emitted = true;
             if entry.kind == FnKind::Native {
                 rw.part.tables.native_written.insert(id);
             }
         }
-        rw.group.await_verbatim();
-        Some(Pass::Copied)
     }
 
-    /// Writes the call the lane held (see [`Pass::Rewrite`]) in place of
-    /// the held lines and `line`, its `calls=` line.
-    pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
-        let held = std::mem::take(self);
-        let Some(Callee::Jit(callee)) = held.callee else {
-            unreachable!("Pass::Rewrite is for a held JIT callee")
-        };
-        rw.write_jit_call(callee, CountLine::parse("calls", line)?)?;
-        rw.group.await_verbatim();
-        Ok(())
+    /// A whole group is held: its position line is next.
+    pub(super) fn awaits_position(&self) -> bool {
+        self.stage == 4
     }
 }
 

@@ -5,7 +5,8 @@
 //!
 //! The lane is entered only where [`Lane::open`] holds: lazy tracking,
 //! native code, output state equal to the input's. It owns the call
-//! lines it holds back; the driver owns their bytes.
+//! lines it holds back (a native call group, up to its position line);
+//! the driver owns their bytes.
 
 use super::held::{known_name, written_id, HeldCall};
 pub(super) use super::pass::Pass;
@@ -13,7 +14,7 @@ use crate::callgrind::format::quick::{keyed_id, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::Block;
-use crate::callgrind::rewrite::{FnKind, Res, Rewriter, Space};
+use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
 /// The fast lane: what it holds back of a call group.
 #[derive(Debug, Default)]
@@ -23,25 +24,16 @@ pub(super) struct Lane {
 
 impl Lane {
     /// True while the lane may take lines: lazy tracking, native code,
-    /// output state equal to the input's, no call or jump being
-    /// rewritten, and no call's cost for the first pass to note.
+    /// output state equal to the input's, and no call or jump being
+    /// rewritten.
     #[inline]
     pub(super) fn open(rw: &Rewriter<'_>) -> bool {
-        rw.copies_verbatim()
-            && (rw.group.is_empty() || rw.group.awaits_verbatim())
-            && rw.in_body()
-            && !rw.notes_call_cost()
+        rw.copies_verbatim() && rw.group.is_empty() && rw.in_body()
     }
 
     /// Forgets the held lines: the rewriter is to see them.
     pub(super) fn drop_held(&mut self) {
         self.held = HeldCall::default();
-    }
-
-    /// Writes the call held (see [`Pass::Rewrite`]) in place of the held
-    /// lines and `line`, its `calls=` line.
-    pub(super) fn write_held_call(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Res {
-        self.held.write_held_call(rw, line)
     }
 
     /// Handles `line` in the lane if it can (see [`Pass`]). On
@@ -56,10 +48,22 @@ impl Lane {
         pass
     }
 
-    /// The driver copied plain cost lines (see `plain_lines`), with no call
-    /// lines held.
+    /// True where the driver may pass over a run of plain cost lines in
+    /// one step: nothing held, or a whole call group whose position line
+    /// the run begins with.
+    #[inline]
+    pub(super) fn takes_plain_run(&self) -> bool {
+        self.held.is_empty() || self.held.awaits_position()
+    }
+
+    /// The driver copied plain cost lines (see `plain_lines`), the first
+    /// of them the position line of the call group held, if any: that
+    /// group is copied with them.
     #[inline]
     pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>) {
+        if !self.held.is_empty() {
+            self.held.copied(rw);
+        }
         rw.part.pos.forget_input();
         rw.group.clear();
     }
@@ -78,7 +82,7 @@ impl Lane {
         match first {
             b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(rw, line),
             b'c' => self.held.pass_call_line(rw, line),
-            _ if !self.held.is_empty() || rw.group.awaits_verbatim() => None,
+            _ if !self.held.is_empty() => None,
             b'f' if line.starts_with(b"fn=") => self.pass_function(rw, &line[3..], None),
             b'f' if line.starts_with(b"fl=") => self.pass_name(rw, Space::Files, true, &line[3..]),
             b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
@@ -98,15 +102,12 @@ impl Lane {
             IdKey::Cob => 1,
             IdKey::Cfi => 2,
             IdKey::Cfn => 3,
-            _ if !self.held.is_empty() || rw.group.awaits_verbatim() => return None,
+            _ if !self.held.is_empty() => return None,
             IdKey::Fn => return self.pass_function(rw, &line[3..], Some(id)),
             IdKey::Ob => return self.pass_name_id(rw, Space::Objects, true, id),
             IdKey::Fl => return self.pass_name_id(rw, Space::Files, true, id),
             IdKey::Fi => return self.pass_name_id(rw, Space::Files, false, id),
         };
-        if rw.group.awaits_verbatim() {
-            return None;
-        }
         self.held.enter_stage(stage)?;
         match key {
             IdKey::Cob => {
@@ -132,12 +133,14 @@ impl Lane {
         self.set_name(rw, space, sets_function_file, sym)
     }
 
-    /// A cost line, or the position line of a call already written.
+    /// A cost line, or the position line of a held call (the group is
+    /// then copied whole).
     fn pass_position(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
-        if !self.held.is_empty() {
-            return None;
-        }
         rw.cols.check(line).ok()?;
+        if !self.held.is_empty() {
+            self.held.awaits_position().then_some(())?;
+            self.held.copied(rw);
+        }
         rw.part.pos.forget_input();
         rw.group.clear();
         Some(Pass::Copied)

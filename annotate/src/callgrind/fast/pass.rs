@@ -8,9 +8,6 @@ pub(super) enum Pass {
     /// A call's `cob=`/`cfi=`/`cfn=` line, held until the callee is known
     /// to be native (then copied as it is).
     Held,
-    /// A `calls=` line into JIT code: the held lines and this one are to
-    /// be replaced by [`Lane::write_held_call`].
-    Rewrite,
     /// Not for the lane: the rewriter must see it, after the held lines.
     Declined,
 }

@@ -15,47 +15,48 @@ use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
-    /// Native code, output state equal to the input's: the names are
-    /// rewritten where the callee is JIT code, the rest is copied. True
-    /// The JIT function resumed where the call is folded (nothing written;
-    /// see [`folds`]).
-    pub(super) fn write_group_early(&mut self, group: &Group) -> Res<Option<(SymbolId, u64)>> {
-        let parsed = self.parse_group(group)?;
-        let line = parsed.count.ok_or("group without calls=/jump=")?;
-        let callee = self.group_callee(&parsed)?;
+    /// Native code whose lines are copied (`copies_verbatim`): the
+    /// positions stay undecoded, the position line is copied after the
+    /// group. The names are rewritten where the callee is JIT code (with
+    /// the target's source line), the rest is copied; a call into a JIT
+    /// function's middle is folded, its position line kept without costs
+    /// (see [`folds`]).
+    fn write_copied_group(
+        &mut self,
+        parsed: &Parsed,
+        line: CountLine,
+        (raw, text, terminated): (&[u8], &[u8], bool),
+    ) -> Res {
+        let callee = self.group_callee(parsed)?;
+        self.cols.check(text)?;
+        if parsed.is_call {
+            self.note_call_levels(callee, text)?;
+        }
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
-            self.note_call_pending(callee);
-            return Ok(Some(resumed(callee)));
+            self.part.pos.forget_input();
+            self.note_continuation(resumed(callee), self.part.who, self.cols.skip(text)?)?;
+            // Its position columns alone (a cost line of zeros): the
+            // positions after it mean the same in input and output.
+            let positions = self.cols.positions_only(text)?;
+            return Ok(self.out.verbatim(positions, true)?);
         }
         if parsed.is_call {
-            let callee = callee.ok_or("calls= without cfn=")?;
-            if let FnKind::Jit { .. } = callee.kind {
-                return self.write_jit_call(callee, line).map(|()| None);
-            }
-            self.write_callee_names(&parsed, callee)?;
+            self.write_callee_names(parsed, callee.ok_or("calls= without cfn=")?)?;
         } else {
-            self.write_jump_names(&parsed, callee, None)?;
-            if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
-                let target = self.jit_target(line.target, kind)?;
-                return self.write_count_line(line, target, false).map(|()| None);
-            }
+            self.write_jump_names(parsed, callee, None)?;
         }
-        self.out.verbatim(line.raw, true)?;
-        Ok(None)
-    }
-
-    /// A call from native code into JIT code where the output's state
-    /// equals the input's: the callee's own object and file, its name, and
-    /// the target with its source line.
-    pub(in crate::callgrind) fn write_jit_call(&mut self, callee: FnRef, line: CountLine) -> Res {
-        let FnKind::Jit { symbol, .. } = callee.kind else {
-            unreachable!("a JIT callee")
-        };
-        self.write_jit_callee_names(symbol, callee)?;
-        self.note_call_pending(Some(callee));
-        let target = self.jit_target(line.target, callee.kind)?;
-        self.write_count_line(line, target, false)
+        match callee.map(|f| f.kind) {
+            Some(kind @ FnKind::Jit { .. }) => {
+                let target = self.jit_target(line.target, kind)?;
+                self.write_count_line(line, target, false)?;
+            }
+            _ => self.out.verbatim(line.raw, true)?,
+        }
+        // The target was written against the input's state before the
+        // position line, which is copied undecoded.
+        self.part.pos.forget_input();
+        Ok(self.out.verbatim(raw, terminated)?)
     }
 
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
@@ -70,8 +71,11 @@ impl Rewriter<'_> {
         self.emit_fn_ref("cfn", callee)
     }
 
-    /// Anywhere else: positions decoded, the site's line mapped in JIT
-    /// code, calls inside one JIT function folded away.
+    /// A call or jump group, at its position line: the one place groups
+    /// are written. In native code whose lines are copied, see
+    /// [`write_copied_group`](Self::write_copied_group); anywhere else the
+    /// positions are decoded, the site's line mapped in JIT code, and calls
+    /// inside one JIT function folded away.
     pub(super) fn write_group(
         &mut self,
         group: &Group,
@@ -81,6 +85,9 @@ impl Rewriter<'_> {
     ) -> Res {
         let parsed = self.parse_group(group)?;
         let line = parsed.count.ok_or("group without calls=/jump=")?;
+        if self.copies_verbatim() {
+            return self.write_copied_group(&parsed, line, (raw, text, terminated));
+        }
         let target = self.decode_target(line.target)?;
         let callee = self.group_callee(&parsed)?;
         // In JIT code the site's own function is the one whose code holds

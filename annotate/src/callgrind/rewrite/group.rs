@@ -1,16 +1,12 @@
 //! Call groups (`cob= cfi= cfn= calls=` + position line) and jump groups
 //! (`jfi= jfn= jump=|jcnd=` + position line). A group is buffered up to its
-//! `calls=`/`jump=` line. In native code whose positions are copied as they
-//! are, it is written right there and its position line follows verbatim;
-//! elsewhere it waits for the position line and is written as one unit:
-//! file switches first, then the callee's names, then the call and its
-//! position.
+//! position line and written as one unit (`call.rs`): file switches
+//! first, then the callee's names, then the call and its position.
 
 use super::ids::Sym;
 use super::names::{FnRef, Space};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, Key, NameRef};
-use crate::symbols::SymbolId;
 
 /// True for the keys that belong to a call or jump group.
 pub(super) fn is_group_key(key: Key) -> bool {
@@ -20,22 +16,6 @@ pub(super) fn is_group_key(key: Key) -> bool {
     )
 }
 
-/// What the group waits for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Await {
-    /// More group lines.
-    #[default]
-    Lines,
-    /// The position line, to write the whole group then.
-    Position,
-    /// The position line, to copy it as it is (the group is written).
-    Verbatim,
-    /// The position line of a folded call (see `call::folds`), to write
-    /// without its costs: the positions stay in step, the call is gone.
-    /// Holds the JIT function the call resumes.
-    Fold((SymbolId, u64)),
-}
-
 /// The buffered lines of one group.
 #[derive(Debug, Default)]
 pub(in crate::callgrind) struct Group {
@@ -43,28 +23,20 @@ pub(in crate::callgrind) struct Group {
     /// Each line's key, and where it and its value start and where it ends
     /// in `bytes`.
     lines: Vec<(Key, usize, usize, usize)>,
-    awaiting: Await,
+    /// The `calls=`/`jump=`/`jcnd=` line was read: the position line is
+    /// next, and the group is written with it.
+    awaiting_position: bool,
 }
 
 impl Group {
-    /// Nothing buffered or awaited.
+    /// Nothing buffered.
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty() && self.awaiting == Await::Lines
+        self.lines.is_empty()
     }
 
     /// The `calls=`/`jump=`/`jcnd=` line was seen: a position line is next.
     pub fn awaits_position(&self) -> bool {
-        self.awaiting == Await::Position
-    }
-
-    /// The group is written; its position line is copied as it is.
-    pub fn awaits_verbatim(&self) -> bool {
-        self.awaiting == Await::Verbatim
-    }
-
-    /// The group was folded; its position line is written without costs.
-    pub fn awaits_fold(&self) -> bool {
-        matches!(self.awaiting, Await::Fold(_))
+        self.awaiting_position
     }
 
     /// Buffers line `raw` whose value (a suffix of it) is `value`.
@@ -75,17 +47,11 @@ impl Group {
         self.lines.push((key, start, end - value.len(), end));
     }
 
-    /// The group was written by the fast lane; its position line is next.
-    pub(in crate::callgrind) fn await_verbatim(&mut self) {
-        self.clear();
-        self.awaiting = Await::Verbatim;
-    }
-
     /// Forgets the group.
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.lines.clear();
-        self.awaiting = Await::Lines;
+        self.awaiting_position = false;
     }
 }
 
@@ -110,59 +76,15 @@ pub(super) struct Parsed<'a> {
 impl Rewriter<'_> {
     /// A line of a call or jump group: `raw`, whose value is `value`.
     pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
-        if !matches!(self.group.awaiting, Await::Lines) {
+        if self.group.awaiting_position {
             return Err("expected a position line after calls=/jump=/jcnd=".into());
         }
         if key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn) {
             return Err("calls= without a cfn= before it".into());
         }
         self.group.push(key, raw, value);
-        if !matches!(key, Key::Calls | Key::Jump | Key::Jcnd) {
-            return Ok(());
-        }
-        if !self.copies_verbatim() {
-            self.group.awaiting = Await::Position;
-            return Ok(());
-        }
-        let group = std::mem::take(&mut self.group);
-        let result = self.write_group_early(&group);
-        self.group = group;
-        self.group.clear();
-        self.group.awaiting = match result {
-            Ok(Some(resumed)) => Await::Fold(resumed),
-            _ => Await::Verbatim,
-        };
-        result.map(drop)
-    }
-
-    /// The position line of a folded call in native code whose positions
-    /// are copied: its position columns alone (a cost line of zeros), so
-    /// that the positions after it mean the same in input and output.
-    pub(super) fn folded_group_position(&mut self, text: &[u8]) -> Res {
-        self.cols.check(text)?;
-        self.part.pos.forget_input();
-        let Await::Fold(resumed) = self.group.awaiting else {
-            unreachable!("a folded call's position line")
-        };
-        self.group.clear();
-        self.note_pending_call(text)?;
-        self.note_continuation(resumed, self.part.who, self.cols.skip(text)?)?;
-        let positions = self.cols.positions_only(text)?;
-        Ok(self.out.verbatim(positions, true)?)
-    }
-
-    /// The position line of a group already written: copied as it is.
-    pub(super) fn verbatim_group_position(
-        &mut self,
-        raw: &[u8],
-        text: &[u8],
-        terminated: bool,
-    ) -> Res {
-        self.cols.check(text)?;
-        self.note_pending_call(text)?;
-        self.part.pos.forget_input();
-        self.group.clear();
-        Ok(self.out.verbatim(raw, terminated)?)
+        self.group.awaiting_position = matches!(key, Key::Calls | Key::Jump | Key::Jcnd);
+        Ok(())
     }
 
     pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {

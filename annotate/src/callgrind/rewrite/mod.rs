@@ -166,14 +166,7 @@ impl<'t> Rewriter<'t> {
             Line::Position(text) if self.group.awaits_position() => {
                 self.finish_group(raw, text, terminated)
             }
-            Line::Position(text) if self.group.awaits_verbatim() => {
-                self.verbatim_group_position(raw, text, terminated)
-            }
-            Line::Position(text) if self.group.awaits_fold() => self.folded_group_position(text),
-            _ if self.group.awaits_position()
-                || self.group.awaits_verbatim()
-                || self.group.awaits_fold() =>
-            {
+            _ if self.group.awaits_position() => {
                 Err("expected a position line after calls=/jump=/jcnd=".into())
             }
             _ if !self.group.is_empty() => {

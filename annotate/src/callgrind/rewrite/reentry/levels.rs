@@ -30,10 +30,6 @@ pub(in crate::callgrind) struct Levels {
     /// continuations) by the name and address called, from anything but
     /// code of that name.
     pub(super) resumed_cost: HashMap<(Named, u64), u64>,
-    /// A call from native code whose position line (copied as it is)
-    /// holds its cost: the name and address called, and whether at its
-    /// entry.
-    pending: Option<(Named, u64, bool)>,
 }
 
 impl Levels {
@@ -135,14 +131,6 @@ impl Rewriter<'_> {
         Ok(())
     }
 
-    /// In the first pass, a call from native code into JIT code whose
-    /// position line is copied as it is: noted with that line.
-    pub(in crate::callgrind::rewrite) fn note_call_pending(&mut self, callee: Option<FnRef>) {
-        if let Some(called) = self.first_pass_jit(callee) {
-            self.reentry.noted.levels.pending = Some(called);
-        }
-    }
-
     /// In the first pass, a JIT callee's range and name, the address
     /// called, and whether it is an entry.
     fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
@@ -159,21 +147,5 @@ impl Rewriter<'_> {
             ) => Some(((symbol, name), addr, entry)),
             _ => None,
         }
-    }
-
-    /// True where the next line is the position line of a call whose
-    /// cost the first pass notes (see [`Self::note_call_pending`]).
-    #[inline]
-    pub(in crate::callgrind) fn notes_call_cost(&self) -> bool {
-        self.reentry.noted.levels.pending.is_some()
-    }
-
-    /// The position line `text` of a call noted pending.
-    pub(in crate::callgrind::rewrite) fn note_pending_call(&mut self, text: &[u8]) -> Res {
-        if let Some((named, addr, entry)) = self.reentry.noted.levels.pending.take() {
-            let cost = first_cost(self.cols.skip(text)?)?;
-            self.reentry.noted.levels.called(named, addr, entry, cost);
-        }
-        Ok(())
     }
 }
