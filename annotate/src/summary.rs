@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::callgrind::{Ending, Stats};
-use crate::command::{Report, Rewritten};
+use crate::command::{Epoch, Report, Rewritten};
 use crate::symbols::SymbolTable;
 
 /// How many unnamed addresses and ambiguous functions to list.
@@ -34,6 +34,7 @@ fn render(report: &Report) -> String {
         output: out,
         stats,
         code_image,
+        ..
     } in &report.profiles
     {
         let out = if out.as_os_str() == "-" {
@@ -69,6 +70,7 @@ fn render(report: &Report) -> String {
     }
     costs(&mut s, table, &all);
     problems(&mut s, table, &all);
+    epochs(&mut s, report);
     s
 }
 
@@ -194,6 +196,26 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
     }
 }
 
+/// How profiles of a run with epochs were named.
+fn epochs(s: &mut String, report: &Report) {
+    let count = |which| report.profiles.iter().filter(|r| r.epoch == which).count();
+    let (own_epochs, combined_epochs) = (count(Epoch::Own), count(Epoch::Combined));
+    if combined_epochs > 0 {
+        let _ = writeln!(
+            s,
+            "warning: {} profiles hold several epochs in one file (--combine-dumps=yes): named as if no epoch had ended; record without --combine-dumps to name each epoch with its own code",
+            combined_epochs
+        );
+    }
+    if own_epochs > 0 {
+        let _ = writeln!(
+            s,
+            "address reuse: {} profile parts named each with the code live in its epoch (jit-client had callgrind dump before loading code over code)",
+            own_epochs
+        );
+    }
+}
+
 fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     if !all.ambiguous.is_empty() {
         let _ = writeln!(
@@ -218,20 +240,6 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
                 all.events.first().map_or("cost", String::as_str),
             );
         }
-    }
-    if all.combined_epochs > 0 {
-        let _ = writeln!(
-            s,
-            "warning: {} profiles hold several epochs in one file (--combine-dumps=yes): named as if no epoch had ended; record without --combine-dumps to name each epoch with its own code",
-            all.combined_epochs
-        );
-    }
-    if all.epoch_parts > 0 {
-        let _ = writeln!(
-            s,
-            "address reuse: {} profile parts named each with the code live in its epoch (jit-client had callgrind dump before loading code over code)",
-            all.epoch_parts
-        );
     }
     if all.moved_cost > 0 {
         let _ = writeln!(

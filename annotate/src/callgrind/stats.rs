@@ -74,13 +74,8 @@ pub struct Stats {
     /// Continuations' cost taken out of their callers' arcs (see
     /// re-entry in docs/callgrind-format.md).
     pub reentry: Reentry,
-    /// Profiles named with the symbols of their epoch (address reuse).
-    pub epoch_parts: u64,
     /// Parts whose header says jit-client ended an epoch there.
     pub epoch_parts_seen: u64,
-    /// Profiles holding several epochs in one file (`--combine-dumps`),
-    /// named as if no epoch had ended.
-    pub combined_epochs: u64,
     /// Whether the profile has an instruction column.
     pub has_instr: bool,
     /// Whether the profile has a line column.
@@ -141,9 +136,7 @@ impl Stats {
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;
         self.reentry.held += other.reentry.held;
-        self.epoch_parts += other.epoch_parts;
         self.epoch_parts_seen += other.epoch_parts_seen;
-        self.combined_epochs += other.combined_epochs;
         self.reentry.unplaced += other.reentry.unplaced;
         self.reentry.resumed += other.reentry.resumed;
         self.reentry.entry_points += other.reentry.entry_points;

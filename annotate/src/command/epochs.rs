@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{load_symbols, rewrite_one, Request, Rewritten};
+use super::{load_symbols, rewrite_one, Epoch, Request, Rewritten};
 use crate::callgrind::Reading;
 use crate::input::{self, Input};
 use crate::symbols::SymbolTable;
@@ -41,7 +41,7 @@ pub(super) fn rewrite(
     let mut rewritten = rewrite_one(request, profile, &epoch, protected)?;
     if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
         let mut named = rewrite_one(request, profile, whole, protected)?;
-        named.stats.combined_epochs = 1;
+        named.epoch = Epoch::Combined;
         let again = named.stats.reads.iter().map(|&r| match r {
             Reading::First => Reading::CombinedEpochs,
             r => r,
@@ -51,6 +51,6 @@ pub(super) fn rewrite(
     }
     let ids = whole.ids_of(&epoch, rewritten.stats.jit_cost.keys().copied());
     rewritten.stats = rewritten.stats.with_ids(&ids);
-    rewritten.stats.epoch_parts = 1;
+    rewritten.epoch = Epoch::Own;
     Ok(rewritten)
 }

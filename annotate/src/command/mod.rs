@@ -68,6 +68,22 @@ pub struct Rewritten {
     /// The code image written beside the output, and how many functions
     /// it holds.
     pub code_image: Option<(PathBuf, usize)>,
+    /// Which symbols named it, where jit-client ended epochs.
+    pub epoch: Epoch,
+}
+
+/// Which symbols named a profile of a run with epochs (address reuse:
+/// jit-client had callgrind dump before loading code over code).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Epoch {
+    /// No epochs: the code of the whole run.
+    #[default]
+    None,
+    /// The code live in the profile's own epoch.
+    Own,
+    /// Several epochs in one file (`--combine-dumps`): the code of the
+    /// whole run, as if no epoch had ended.
+    Combined,
 }
 
 /// What `annotate` did for one process.

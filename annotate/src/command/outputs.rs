@@ -75,6 +75,7 @@ pub(super) fn rewrite_one(
         output,
         stats,
         code_image,
+        epoch: super::Epoch::None,
     })
 }
 
