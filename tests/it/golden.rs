@@ -123,6 +123,7 @@ cases! {
     continuation_levels = "continuation-levels",
     copied_call_target = "copied-call-target",
     fold_and_suffix = "fold-and-suffix",
+    held_native_group = "held-native-group",
     jumps = "jumps",
     line_only = "line-only",
     no_compression = "no-compression",
