@@ -1,8 +1,8 @@
 //! The jitdump format (perf's file format for JIT code), in one place for
 //! the side that writes it (jit-client, inside a JIT) and the side that
-//! reads it (the `callgrind-jit` tool): its layout ([`format`]), the
-//! records both share (here), an encoder ([`write`]) and, with the `read`
-//! feature, two readers: [`read`], of a file held in memory, and
+//! reads it (the `callgrind-jit` tool): its layout ([`format`](mod@format)), the
+//! records both share (here), an encoder ([`write`](mod@write)) and, with the `read`
+//! feature, two readers: [`read`](fn@read), of a file held in memory, and
 //! [`scan`], of a file too large to hold. A JIT links only the first
 //! three; the readers bring the parser (`nom`).
 #![warn(missing_docs)]

@@ -7,7 +7,7 @@
 //!
 //! A symbol file can hold millions of functions of which a profile touches
 //! a few thousand. Building the table reads each file once and keeps an
-//! [`Entry`] per range (address, size, where its records are); a range's
+//! `Entry` per range (address, size, where its records are); a range's
 //! name, file and line table are decoded from the file the first time
 //! [`SymbolTable::symbol`] is asked for it (`decode.rs`). Memory grows with
 //! the number of ranges, never with the files' size.
