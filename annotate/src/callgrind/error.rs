@@ -40,7 +40,10 @@ impl std::error::Error for RewriteError {}
 #[derive(Debug)]
 pub(super) enum Stop {
     Error(RewriteError),
-    NeedsExact,
+    /// At this line.
+    NeedsExact {
+        line: u64,
+    },
 }
 
 impl Stop {
@@ -53,17 +56,11 @@ impl Stop {
     pub(super) fn error(self) -> RewriteError {
         match self {
             Stop::Error(e) => e,
-            Stop::NeedsExact => RewriteError::Parse {
-                line: 0,
+            Stop::NeedsExact { line } => RewriteError::Parse {
+                line,
                 message: "relative position needs exact mode".into(),
             },
         }
-    }
-}
-
-impl From<RewriteError> for Stop {
-    fn from(e: RewriteError) -> Stop {
-        Stop::Error(e)
     }
 }
 
@@ -71,7 +68,7 @@ impl From<RewriteError> for Stop {
 pub(super) fn error(fail: Fail, line: u64) -> Stop {
     match fail {
         Fail::Line(message) => Stop::Error(RewriteError::Parse { line, message }),
-        Fail::NeedsExact => Stop::NeedsExact,
+        Fail::NeedsExact => Stop::NeedsExact { line },
         Fail::Io(e) => Stop::io(e),
     }
 }

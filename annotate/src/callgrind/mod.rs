@@ -136,7 +136,7 @@ impl<'a> Rewrite<'a> {
         W: Output + Send,
     {
         let stats = match with_reentry(&mut input, &mut output, self) {
-            Err(Stop::NeedsExact) => {
+            Err(Stop::NeedsExact { .. }) => {
                 again(&mut input, &mut output).map_err(Stop::error)?;
                 let mut stats =
                     with_reentry(input, output, self.every_position()).map_err(Stop::error)?;

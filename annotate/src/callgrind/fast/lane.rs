@@ -56,16 +56,16 @@ impl Lane {
         self.held.is_empty() || self.held.awaits_position()
     }
 
-    /// The driver copied plain cost lines (see `plain_lines`), the first
-    /// of them the position line of the call group held, if any: that
-    /// group is copied with them.
+    /// Cost lines were copied (a run of plain ones by the driver, see
+    /// `plain_lines`, or one by [`pass_position`](Self::pass_position)),
+    /// the first of them the position line of the call group held, if
+    /// any: that group is copied with them.
     #[inline]
     pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>) {
         if !self.held.is_empty() {
             self.held.copied(rw);
         }
         rw.part.pos.forget_input();
-        rw.group.clear();
     }
 
     fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
@@ -137,12 +137,8 @@ impl Lane {
     /// then copied whole).
     fn pass_position(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
         rw.cols.check(line).ok()?;
-        if !self.held.is_empty() {
-            self.held.awaits_position().then_some(())?;
-            self.held.copied(rw);
-        }
-        rw.part.pos.forget_input();
-        rw.group.clear();
+        self.takes_plain_run().then_some(())?;
+        self.copied_cost_lines(rw);
         Some(Pass::Copied)
     }
 

@@ -23,9 +23,6 @@ pub(in crate::callgrind) struct Group {
     /// Each line's key, and where it and its value start and where it ends
     /// in `bytes`.
     lines: Vec<(Key, usize, usize, usize)>,
-    /// The `calls=`/`jump=`/`jcnd=` line was read: the position line is
-    /// next, and the group is written with it.
-    awaiting_position: bool,
 }
 
 impl Group {
@@ -36,7 +33,8 @@ impl Group {
 
     /// The `calls=`/`jump=`/`jcnd=` line was seen: a position line is next.
     pub fn awaits_position(&self) -> bool {
-        self.awaiting_position
+        let last = self.lines.last().map(|l| l.0);
+        matches!(last, Some(Key::Calls | Key::Jump | Key::Jcnd))
     }
 
     /// Buffers line `raw` whose value (a suffix of it) is `value`.
@@ -51,7 +49,6 @@ impl Group {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.lines.clear();
-        self.awaiting_position = false;
     }
 }
 
@@ -76,14 +73,13 @@ pub(super) struct Parsed<'a> {
 impl Rewriter<'_> {
     /// A line of a call or jump group: `raw`, whose value is `value`.
     pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
-        if self.group.awaiting_position {
+        if self.group.awaits_position() {
             return Err("expected a position line after calls=/jump=/jcnd=".into());
         }
         if key == Key::Calls && !self.group.lines.iter().any(|l| l.0 == Key::Cfn) {
             return Err("calls= without a cfn= before it".into());
         }
         self.group.push(key, raw, value);
-        self.group.awaiting_position = matches!(key, Key::Calls | Key::Jump | Key::Jcnd);
         Ok(())
     }
 
