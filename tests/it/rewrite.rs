@@ -114,10 +114,7 @@ fn unnamed_jit(f: &Functions, table: &SymbolTable) -> Vec<String> {
         .chain(&f.kc_called)
         .filter(|t| t.2 == "???")
         .filter(|t| {
-            let hex =
-                t.0.strip_prefix("0x")
-                    .map(|a| a.split('\'').next().unwrap_or(a));
-            let addr = hex.and_then(|a| u64::from_str_radix(a, 16).ok());
+            let addr = crate::oracle::address(t.0.split('\'').next().unwrap_or_default());
             addr.is_some_and(|a| table.lookup(a).is_some())
         })
         .map(|t| t.0.clone())

@@ -231,7 +231,7 @@ pub(super) fn range(
 }
 
 /// `0x` + 8 to 16 lowercase hex digits.
-pub(super) fn address(s: &str) -> Option<u64> {
+pub fn address(s: &str) -> Option<u64> {
     let hex = s.strip_prefix("0x")?;
     let ok = (8..=16).contains(&hex.len())
         && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
