@@ -76,7 +76,9 @@ impl Session {
     /// True while the session writes at least one file.
     #[inline]
     pub fn is_enabled(&self) -> bool {
-        self.enabled.load(Ordering::Relaxed)
+        // Acquire: a caller that sees the session off also sees `closed`,
+        // stored before it (see `close_with`).
+        self.enabled.load(Ordering::Acquire)
     }
 
     /// Registers freshly committed machine code: call it once the code is
@@ -116,7 +118,7 @@ impl Session {
     /// the session was closed (a load after close is lost, and says so).
     #[cold]
     pub fn off_status(&self) -> Result<()> {
-        if !self.closed.load(Ordering::Relaxed) {
+        if !self.closed.load(Ordering::Acquire) {
             return Ok(());
         }
         let message = "code registered after the session was closed (close() or process exit) \
@@ -211,10 +213,12 @@ impl Session {
     }
 
     fn close_with(&self, mut state: Locked<'_>) -> Result<()> {
-        self.enabled.store(false, Ordering::Relaxed);
+        // `closed` first: a load that finds the session off must find it
+        // closed too, or it would answer Ok for code it did not write.
         if state.writer.is_some() {
-            self.closed.store(true, Ordering::Relaxed);
+            self.closed.store(true, Ordering::Release);
         }
+        self.enabled.store(false, Ordering::Release);
         let Some(writer) = state.writer.take() else {
             return Ok(());
         };
