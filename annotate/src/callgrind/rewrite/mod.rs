@@ -34,6 +34,7 @@ mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit;
+mod jit_costs;
 pub(in crate::callgrind) mod names;
 mod owner;
 pub(in crate::callgrind) mod reentry;
@@ -48,8 +49,9 @@ use super::format::line::{classify, Line, LineError};
 use super::format::position::{Column, Columns};
 use super::stats::{Ending, Stats};
 use super::stream::out::Out;
-use crate::symbols::{SymbolId, SymbolTable};
+use crate::symbols::SymbolTable;
 use ids::{Interner, Sym};
+use jit_costs::JitCosts;
 use state::{Block, Part, Tracking};
 
 pub(in crate::callgrind) use group::Group;
@@ -240,31 +242,5 @@ impl<'t> Rewriter<'t> {
     /// lane, a call group written early and a cost line all ask this.
     pub(in crate::callgrind) fn copies_verbatim(&self) -> bool {
         self.tracking == Tracking::Lazy && self.part.pos.synced && self.in_native_code()
-    }
-}
-
-/// Self cost (first event) per JIT symbol, for every symbol of the table:
-/// zeroed memory that costs nothing until a symbol is charged (a table can
-/// hold millions of ranges, a profile touches a few). Holds the cost plus
-/// one: 0 is a symbol never charged, 1 one charged with 0.
-struct JitCosts(Vec<u64>);
-
-impl JitCosts {
-    fn new(symbols: usize) -> Self {
-        JitCosts(vec![0; symbols])
-    }
-
-    #[inline]
-    fn add(&mut self, symbol: SymbolId, cost: u64) {
-        let slot = &mut self.0[symbol.index()];
-        *slot = slot.saturating_add(cost).max(cost.saturating_add(1));
-    }
-
-    /// The symbols charged, with their cost.
-    fn charged(&self) -> impl Iterator<Item = (SymbolId, u64)> + '_ {
-        let costs = self.0.iter().enumerate();
-        costs
-            .filter(|(_, &c)| c != 0)
-            .map(|(i, &c)| (SymbolId(i as u32), c - 1))
     }
 }
