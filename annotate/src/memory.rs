@@ -76,6 +76,23 @@ unsafe impl GlobalAlloc for OneLineOnFailure {
     }
 }
 
+/// Asks the kernel to back `len` bytes from `start`, memory we own and
+/// have not touched yet, with huge pages where it can (where transparent
+/// huge pages are enabled for `madvise`, the default of most
+/// distributions): one page fault per 2 MiB instead of per 4 KiB. Only the
+/// whole 2 MiB pages inside the range are advised; nothing happens where
+/// the kernel declines.
+pub fn advise_huge_pages(start: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let (from, to) = (start as usize, (start as usize).saturating_add(len));
+    let (from, to) = (from.next_multiple_of(HUGE), to / HUGE * HUGE);
+    if to > from {
+        // SAFETY: advice on whole pages inside an allocation of ours: it
+        // changes neither their contents nor their protection.
+        unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+    }
+}
+
 /// Says so in one line, removes the temporary file, exits 1. Allocates
 /// nothing.
 #[cold]

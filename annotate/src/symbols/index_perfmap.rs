@@ -24,6 +24,8 @@ pub fn add(table: &mut SymbolTable, source: usize) -> std::io::Result<()> {
     let mut skipped = Skipped::default();
     let mut offset = 0u64;
     let len = window.len();
+    // A line is rarely shorter than 32 bytes: grown seldom, if ever.
+    table.reserve(usize::try_from(len / 32).unwrap_or(0));
     let mut want = STEP;
     while offset < len {
         let bytes = window.at(offset, want)?;
