@@ -4,22 +4,36 @@
 //! and the general rewriter sees the line (and any call lines held back).
 //!
 //! The lane is entered only where [`Lane::open`] holds: lazy tracking,
-//! native code, output state equal to the input's. It owns the call
-//! lines it holds back (a native call group, up to its position line);
-//! the driver owns their bytes.
+//! native code, output state equal to the input's. A call group's `cob=`,
+//! `cfi=`, `cfn=` and `calls=` are held back ([`HeldCall`]) until the
+//! callee is known: a native callee's group is copied with its position
+//! line; a JIT callee's is declined, and the rewriter writes it
+//! (`rewrite/call.rs`, the one place call groups are written). The lane
+//! owns what it holds of the group; the driver owns the bytes.
 
-use super::held::{known_name, written_id, HeldCall};
-pub(super) use super::pass::Pass;
-use crate::callgrind::format::quick::{keyed_id, IdKey};
+use crate::callgrind::format::line::CountLine;
+use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::Block;
 use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
+/// What the lane did with a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Handled: the output line is the input line.
+    Copied,
+    /// A call's `cob=`/`cfi=`/`cfn=`/`calls=` line, held until the callee
+    /// is known to be native (then copied as it is).
+    Held,
+    /// Not for the lane: the rewriter must see it, after the held lines.
+    Declined,
+}
+
 /// The fast lane: what it holds back of a call group.
 #[derive(Debug, Default)]
 pub(super) struct Lane {
-    pub(super) held: HeldCall,
+    held: HeldCall,
 }
 
 impl Lane {
@@ -98,39 +112,32 @@ impl Lane {
     /// A name line that only refers to an id (`key=(id)`, the common form
     /// once names are defined), without parsing the value again.
     fn pass_id(&mut self, rw: &mut Rewriter<'_>, key: IdKey, id: u64, line: &[u8]) -> Option<Pass> {
-        let stage = match key {
-            IdKey::Cob => 1,
-            IdKey::Cfi => 2,
-            IdKey::Cfn => 3,
+        let (stage, space) = match key {
+            IdKey::Cob => (1, Space::Objects),
+            IdKey::Cfi => (2, Space::Files),
+            IdKey::Cfn => (3, Space::Files),
             _ if !self.held.is_empty() => return None,
             IdKey::Fn => return self.pass_function(rw, &line[3..], Some(id)),
-            IdKey::Ob => return self.pass_name_id(rw, Space::Objects, true, id),
-            IdKey::Fl => return self.pass_name_id(rw, Space::Files, true, id),
-            IdKey::Fi => return self.pass_name_id(rw, Space::Files, false, id),
+            IdKey::Ob => {
+                return set_name(
+                    rw,
+                    Space::Objects,
+                    true,
+                    written_id(rw, Space::Objects, id)?,
+                )
+            }
+            IdKey::Fl => {
+                return set_name(rw, Space::Files, true, written_id(rw, Space::Files, id)?)
+            }
+            IdKey::Fi => {
+                return set_name(rw, Space::Files, false, written_id(rw, Space::Files, id)?)
+            }
         };
         self.held.enter_stage(stage)?;
         match key {
-            IdKey::Cob => {
-                self.held
-                    .hold_sym(Space::Objects, written_id(rw, Space::Objects, id)?, None)
-            }
-            IdKey::Cfi => self
-                .held
-                .hold_sym(Space::Files, written_id(rw, Space::Files, id)?, None),
-            _ => self.held.hold_callee(rw, &line[4..], Some(id)),
+            IdKey::Cfn => self.held.hold_callee(rw, &line[4..], Some(id)),
+            _ => self.held.hold_sym(space, written_id(rw, space, id)?, None),
         }
-    }
-
-    /// `ob=(id)`/`fl=(id)` (`sets_function_file`) or `fi=(id)`/`fe=(id)`.
-    fn pass_name_id(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        space: Space,
-        sets_function_file: bool,
-        id: u64,
-    ) -> Option<Pass> {
-        let sym = written_id(rw, space, id)?;
-        self.set_name(rw, space, sets_function_file, sym)
     }
 
     /// A cost line, or the position line of a held call (the group is
@@ -143,7 +150,8 @@ impl Lane {
     }
 
     /// `ob=`/`fl=` (`sets_function_file`) or `fi=`/`fe=`: kept as written
-    /// where the output already knows the id it names.
+    /// where the value can be (a definition, marked as written; a plain
+    /// name; an id the output has defined).
     fn pass_name(
         &mut self,
         rw: &mut Rewriter<'_>,
@@ -151,40 +159,11 @@ impl Lane {
         sets_function_file: bool,
         value: &[u8],
     ) -> Option<Pass> {
-        let sym = self.written_name(rw, space, value)?;
-        self.set_name(rw, space, sets_function_file, sym)
-    }
-
-    /// The reader state after a copied `ob=`/`fl=`/`fi=`/`fe=` naming `sym`.
-    #[inline]
-    fn set_name(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        space: Space,
-        sets_function_file: bool,
-        sym: Sym,
-    ) -> Option<Pass> {
-        let p = &mut rw.part;
-        match (space, sets_function_file) {
-            (Space::Objects, _) => (p.input.ob, p.output.ob) = (sym, sym),
-            (Space::Files, true) => {
-                (p.input.fl, p.input.file, p.output.fl, p.output.file) = (sym, sym, sym, sym)
-            }
-            (Space::Files, false) => (p.input.file, p.output.file) = (sym, sym),
-        }
-        p.block = Block::Native;
-        Some(Pass::Copied)
-    }
-
-    /// Resolves an `ob`/`fl`-like value that can be written as it is (a
-    /// definition, a plain name, or an id the output has defined), marking
-    /// a definition as written.
-    fn written_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Sym> {
         let (sym, defines) = known_name(rw, space, value)?;
         if let Some(id) = defines {
             rw.space_mut(space).ids.get_mut(id)?.emitted = true;
         }
-        Some(sym)
+        set_name(rw, space, sets_function_file, sym)
     }
 
     /// `fn=` of a native function, when no object or file line is owed;
@@ -226,5 +205,188 @@ impl Lane {
         entry.emitted = true;
         rw.part.tables.native_written.insert(id);
         Some(f.name)
+    }
+}
+
+/// The part of a call group the lane has held back: `cob= cfi= cfn=
+/// calls=` in that order, each at most once, until the position line.
+#[derive(Debug, Default)]
+struct HeldCall {
+    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`,
+    /// 4 `calls=` (the position line is next).
+    stage: u8,
+    /// The callee's object, if named.
+    ob: Option<Sym>,
+    /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
+    /// group is.
+    defined: [Option<(Space, u64)>; 2],
+    /// The callee, once `cfn=` is held: native code, whose call stays as
+    /// written (its id, if it has one, is marked as written).
+    callee: Option<Native>,
+}
+
+/// A held call's native callee: its id, if `cfn=` gave one.
+#[derive(Clone, Copy, Debug)]
+struct Native(Option<u64>);
+
+impl HeldCall {
+    fn is_empty(&self) -> bool {
+        self.stage == 0
+    }
+
+    /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
+    /// functions where the output's defaults equal the input's.
+    fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        let (stage, value) = if let Some(v) = line.strip_prefix(b"cob=") {
+            (1, v)
+        } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
+            (2, v)
+        } else if let Some(v) = line.strip_prefix(b"cfn=") {
+            (3, v)
+        } else if line.starts_with(b"calls=") {
+            return self.pass_calls(line);
+        } else {
+            return None;
+        };
+        self.enter_stage(stage)?;
+        match stage {
+            1 => self.hold_name(rw, Space::Objects, value),
+            2 => self.hold_name(rw, Space::Files, value),
+            _ => self.hold_callee(rw, value, None),
+        }
+    }
+
+    /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
+    /// `None` if the group is past it already.
+    fn enter_stage(&mut self, stage: u8) -> Option<()> {
+        (stage > self.stage).then(|| self.stage = stage)
+    }
+
+    fn hold_name(&mut self, rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<Pass> {
+        let (sym, defines) = known_name(rw, space, value)?;
+        self.hold_sym(space, sym, defines)
+    }
+
+    /// Holds a `cob=`/`cfi=` naming `sym` (defining id `defines`) at the
+    /// current stage.
+    fn hold_sym(&mut self, space: Space, sym: Sym, defines: Option<u64>) -> Option<Pass> {
+        if space == Space::Objects {
+            self.ob = Some(sym);
+        }
+        let slot = usize::from(self.stage - 1);
+        self.defined[slot] = defines.map(|id| (space, id));
+        Some(Pass::Held)
+    }
+
+    /// The callee, where it is native code with no `cob=`/`cfi=` owed for
+    /// it (its call stays as it is); `id` if the value is only that. A
+    /// JIT callee is declined: its call is rewritten.
+    fn hold_callee(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        value: &[u8],
+        id: Option<u64>,
+    ) -> Option<Pass> {
+        let p = &rw.part;
+        let same_defaults = p.same_call_defaults();
+        if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
+            same_defaults.then_some(())?;
+            self.callee = Some(Native(Some(id)));
+            return Some(Pass::Held);
+        }
+        let object = self.ob.unwrap_or(rw.part.input.ob);
+        let f = rw.resolve_fn(value, object).ok()?;
+        if matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) || !same_defaults {
+            return None;
+        }
+        if let Some(id) = f.id {
+            (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
+        }
+        self.callee = Some(Native(f.id));
+        Some(Pass::Held)
+    }
+
+    /// `calls=` after a held callee, held too: the group is copied with
+    /// its position line.
+    fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
+        self.callee?;
+        if !plain_count(&line[b"calls=".len()..]) {
+            CountLine::parse("calls", line).ok()?;
+        }
+        self.enter_stage(4)?;
+        Some(Pass::Held)
+    }
+
+    /// The held group is copied with its position line: the ids it
+    /// defined and its callee's are written now.
+    /// The ids were resolved when their lines were held: each is in its
+    /// table.
+    fn copied(&mut self, rw: &mut Rewriter<'_>) {
+        let held = std::mem::take(self);
+        for (space, id) in held.defined.into_iter().flatten() {
+            if let Some(entry) = rw.space_mut(space).ids.get_mut(id) {
+                entry.emitted = true;
+            }
+        }
+        let Some(Native(Some(id))) = held.callee else {
+            return;
+        };
+        if rw.part.tables.native_written.contains(id) {
+            return;
+        }
+        if let Some(entry) = rw.part.tables.fns.get_mut(id) {
+            entry.emitted = true;
+            if entry.kind == FnKind::Native {
+                rw.part.tables.native_written.insert(id);
+            }
+        }
+    }
+
+    /// A whole group is held: its position line is next.
+    fn awaits_position(&self) -> bool {
+        self.stage == 4
+    }
+}
+
+/// The reader state after a copied `ob=`/`fl=` (`sets_function_file`) or
+/// `fi=`/`fe=` naming `sym`.
+#[inline]
+fn set_name(
+    rw: &mut Rewriter<'_>,
+    space: Space,
+    sets_function_file: bool,
+    sym: Sym,
+) -> Option<Pass> {
+    let p = &mut rw.part;
+    match (space, sets_function_file) {
+        (Space::Objects, _) => (p.input.ob, p.output.ob) = (sym, sym),
+        (Space::Files, true) => {
+            (p.input.fl, p.input.file, p.output.fl, p.output.file) = (sym, sym, sym, sym)
+        }
+        (Space::Files, false) => (p.input.file, p.output.file) = (sym, sym),
+    }
+    p.block = Block::Native;
+    Some(Pass::Copied)
+}
+
+/// The name of an id the output has defined.
+#[inline]
+fn written_id(rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
+    let names = match space {
+        Space::Objects => &rw.part.tables.obs,
+        Space::Files => &rw.part.tables.files,
+    };
+    let entry = names.ids.get(id)?;
+    entry.emitted.then_some(entry.sym)
+}
+
+/// The name of a value that can be copied, and the id it defines
+/// (bare ids take [`written_id`]).
+fn known_name(rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
+    let (sym, nr) = rw.name_value(space, value).ok()?;
+    match (nr.id, nr.name) {
+        (Some(id), None) if !rw.space_mut(space).ids.get(id)?.emitted => None,
+        (Some(id), Some(_)) => Some((sym, Some(id))),
+        _ => Some((sym, None)),
     }
 }

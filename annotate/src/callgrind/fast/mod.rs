@@ -5,9 +5,7 @@
 //! every other line.
 
 mod driver;
-mod held;
 mod lane;
 mod newlines;
-mod pass;
 
 pub(in crate::callgrind) use driver::Driver;
