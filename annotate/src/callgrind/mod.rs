@@ -16,7 +16,6 @@
 //!
 //! [`format`] holds the line format for all of them.
 
-pub(crate) mod address_names;
 mod error;
 mod fast;
 pub(crate) mod format;

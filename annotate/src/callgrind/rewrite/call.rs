@@ -6,10 +6,11 @@
 
 use super::group::{Group, Named, Parsed};
 use super::ids::Sym;
-use super::names::{FnKind, FnRef, Space};
+use super::names::{FnRef, Space};
+use super::naming::FnKind;
 use super::reentry::Who;
 use super::state::Block;
-use super::{jit, Res, Rewriter};
+use super::{naming, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
@@ -62,10 +63,10 @@ impl Rewriter<'_> {
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
     /// function's own, and its `cfn=`.
     fn write_jit_callee_names(&mut self, symbol: SymbolId, callee: FnRef) -> Res {
-        let jit::Ident {
+        let naming::Ident {
             object: ob,
             file: fl,
-        } = self.jit_ident(symbol);
+        } = self.naming.jit_ident(symbol);
         self.name_if_changed("cob", Space::Objects, ob, self.part.output.ob)?;
         self.name_if_changed("cfi", Space::Files, fl, self.part.output.file)?;
         self.emit_fn_ref("cfn", callee)
@@ -97,7 +98,7 @@ impl Rewriter<'_> {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
                 self.part.pos.set_input(pos);
-                let (owner, file, out) = self.locate(symbol, pos);
+                let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
                 Some((owner, file, out, costs))
             }
             Block::Unnamed(_) => self.unnamed_site(text)?,
@@ -194,7 +195,7 @@ impl Rewriter<'_> {
     ) -> Res<Option<(SymbolId, Option<Sym>, Pos, &'t [u8])>> {
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
-        let Some((owner, file, out)) = self.jit_at(pos) else {
+        let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
             self.back_home()?;
             return Ok(None);
         };
@@ -240,12 +241,12 @@ impl Rewriter<'_> {
         target: Option<Pos>,
     ) -> Res {
         let jit_file = match target_fn.map(|f| f.kind) {
-            Some(FnKind::Jit { symbol, .. }) => Some(self.jit_ident(symbol).file),
+            Some(FnKind::Jit { symbol, .. }) => Some(self.naming.jit_ident(symbol).file),
             _ => None,
         };
         match (self.part.block, target) {
             (Block::Jit(symbol), Some(target)) => {
-                let here = self.locate(symbol, target).1;
+                let here = self.naming.locate(&self.cols, symbol, target).1;
                 let file = jit_file.or(here).unwrap_or(self.part.output.file);
                 self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?;
             }

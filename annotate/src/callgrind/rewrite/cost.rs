@@ -92,7 +92,7 @@ impl Rewriter<'_> {
                     }
                 };
                 self.part.pos.set_input(pos);
-                let (owner, file, out) = self.locate(symbol, pos);
+                let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
                 if owner != symbol || self.part.charged.is_some() {
                     self.charge_to(Some(owner), cost)?;
                 }
@@ -118,7 +118,7 @@ impl Rewriter<'_> {
         let (pos, costs) = self.decode(text)?;
         let cost = first_cost(costs)?;
         self.part.pos.set_input(pos);
-        let Some((owner, file, out)) = self.jit_at(pos) else {
+        let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
             self.back_home()?;
             *self.stats.unnamed_cost.entry(addr).or_default() += cost;
             self.part.last_own = Some(pos);

@@ -2,7 +2,8 @@
 //! function's `fn=` brings its own object and file (written where the
 //! output's current ones differ); leaving its block brings the file back.
 
-use super::names::{FnKind, Space};
+use super::names::Space;
+use super::naming::FnKind;
 use super::reentry::Who;
 use super::state::Block;
 use super::{Res, Rewriter};
@@ -57,7 +58,7 @@ impl Rewriter<'_> {
         let f = self.resolve_fn(value, self.part.input.ob)?;
         let (ob, fl) = match f.kind {
             FnKind::Jit { symbol, .. } => {
-                let ident = self.jit_ident(symbol);
+                let ident = self.naming.jit_ident(symbol);
                 (ident.object, ident.file)
             }
             _ => (self.part.input.ob, self.part.input.fl),

@@ -84,6 +84,6 @@ impl Rewriter<'_> {
     }
 
     fn part_none(&mut self) -> Sym {
-        self.names.intern(b"")
+        self.naming.names.intern(b"")
     }
 }

@@ -21,9 +21,11 @@
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
-//! Names are resolved and written in names.rs (ids in ids.rs); addresses
-//! inside JIT code get their source file and line in jit.rs; call and
-//! jump targets in target.rs. The fast path (`fast/`) calls the same
+//! What a name stands for (native code, a JIT range, an address-named
+//! stub) and the object, file and line JIT code is written under come
+//! from [`naming`], which holds no reader or output state; names are
+//! resolved against the reader's id tables and written in names.rs (ids
+//! in ids.rs); call and jump targets in target.rs. The fast path (`fast/`) calls the same
 //! functions for the lines it does not copy itself.
 
 mod call;
@@ -33,9 +35,9 @@ mod function;
 mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
-mod jit;
 mod jit_costs;
 pub(in crate::callgrind) mod names;
+pub(in crate::callgrind) mod naming;
 mod owner;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
@@ -50,12 +52,12 @@ use super::format::position::{Column, Columns};
 use super::stats::{Ending, Stats};
 use super::stream::out::Out;
 use crate::symbols::SymbolTable;
-use ids::{Interner, Sym};
 use jit_costs::JitCosts;
 use state::{Block, Part, Tracking};
 
 pub(in crate::callgrind) use group::Group;
-pub(in crate::callgrind) use names::{FnKind, FnRef, Space};
+pub(in crate::callgrind) use names::{FnRef, Space};
+pub(in crate::callgrind) use naming::FnKind;
 
 /// A failure inside one line's handling.
 pub(in crate::callgrind) enum Fail {
@@ -92,22 +94,18 @@ pub(in crate::callgrind) type Res<T = ()> = Result<T, Fail>;
 /// The rewriter: the part's reader states, the name tables, the JIT
 /// names, the output and the counts.
 pub(in crate::callgrind) struct Rewriter<'t> {
-    pub table: &'t SymbolTable,
+    /// What names stand for, and the names JIT code is written under.
+    pub naming: naming::Naming<'t>,
     pub out: Out,
-    /// Every name met, numbered (lives across parts).
-    pub names: Interner,
     /// The part's position columns.
     pub cols: Columns,
     pub part: Part,
     /// The call or jump group being read.
     pub group: Group,
-    jit: jit::JitNames,
     stats: Stats,
-    /// `???`, callgrind's object of code without symbols.
-    unknown: Sym,
     /// Scratch space for composed lines.
     buf: Vec<u8>,
-    /// Self cost per JIT symbol (a vector: this is on the hot path).
+    /// Self cost per JIT symbol (on the hot path).
     jit_costs: JitCosts,
     tracking: Tracking,
     totals: header::Totals,
@@ -115,9 +113,6 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     cut_line: bool,
     /// Re-entry: noted in the first pass, taken out in the second.
     reentry: reentry::State,
-    /// The code image's object name, where one is written beside the
-    /// output: a jitdump's functions are under it.
-    image: Option<&'t str>,
 }
 
 impl<'t> Rewriter<'t> {
@@ -128,20 +123,15 @@ impl<'t> Rewriter<'t> {
         tracking: Tracking,
         reentry: reentry::State,
     ) -> Self {
-        let mut names = Interner::default();
-        let none = names.intern(b"");
-        let unknown = names.intern(b"???");
+        let mut naming = naming::Naming::new(table, image);
+        let none = naming.names.intern(b"");
         Rewriter {
-            table,
-            image,
+            naming,
             out,
-            names,
             cols: Columns::default(),
             part: Part::new(none),
             group: Group::default(),
-            jit: jit::JitNames::new(),
             stats: Stats::default(),
-            unknown,
             buf: Vec::with_capacity(256),
             jit_costs: JitCosts::new(table.len()),
             tracking,
@@ -208,9 +198,10 @@ impl<'t> Rewriter<'t> {
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
         self.stats.live_images = self
+            .naming
             .names
             .names()
-            .filter(|n| crate::callgrind::address_names::is_live_image(n))
+            .filter(|n| naming::is_live_image(n))
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .collect();
         let plan = match &self.reentry.plan {
@@ -221,7 +212,7 @@ impl<'t> Rewriter<'t> {
             }
             None => {
                 let instr = self.cols.index(Column::Instr).is_some();
-                self.reentry.noted.plan(&self.names, instr)
+                self.reentry.noted.plan(&self.naming.names, instr)
             }
         };
         if let Some(plan) = &plan {

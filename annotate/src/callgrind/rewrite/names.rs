@@ -3,28 +3,9 @@
 
 use super::escape::{reads_as_id, IdSpace};
 use super::ids::{NameSpace, Sym};
+use super::naming::{FnKind, Named};
 use super::{Res, Rewriter};
-use crate::callgrind::address_names;
 use crate::callgrind::format::line::{name_ref, NameRef};
-use crate::symbols::SymbolId;
-
-/// What a function id stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) enum FnKind {
-    Native,
-    /// A native function whose caller context names JIT code.
-    Renamed(Sym),
-    Unnamed(u64),
-    Jit {
-        symbol: SymbolId,
-        name: Sym,
-        entry: bool,
-        /// The address the pseudo-function was named after.
-        addr: u64,
-        /// The source line at `addr` (calls mostly target it).
-        line: u32,
-    },
-}
 
 /// A function id's entry.
 #[derive(Clone, Copy, Debug)]
@@ -76,7 +57,7 @@ impl Rewriter<'_> {
         };
         let sym = match (nr.id, nr.name) {
             (Some(id), Some(name)) => {
-                let sym = self.names.intern(name);
+                let sym = self.naming.names.intern(name);
                 table.define(id, sym);
                 tables.escapes.defined(space.ids(), id)?;
                 sym
@@ -88,7 +69,7 @@ impl Rewriter<'_> {
                     .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?
                     .sym
             }
-            (None, name) => self.names.intern(name.unwrap_or_default()),
+            (None, name) => self.naming.names.intern(name.unwrap_or_default()),
         };
         Ok((sym, nr))
     }
@@ -112,7 +93,9 @@ impl Rewriter<'_> {
         if first && nr.name.is_none() {
             let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
                 .unwrap_or("fl");
-            return Ok(self.out.spec_id(key, id, Some(self.names.name(sym)))?);
+            return Ok(self
+                .out
+                .spec_id(key, id, Some(self.naming.names.name(sym)))?);
         }
         Ok(self.out.verbatim(raw, terminated)?)
     }
@@ -129,7 +112,7 @@ impl Rewriter<'_> {
             .get_mut(id)
             .expect("first_id points at a defined id");
         let first = !std::mem::replace(&mut entry.emitted, true);
-        let name = first.then(|| self.names.name(sym));
+        let name = first.then(|| self.naming.names.name(sym));
         Ok(self.out.spec_id(key, id, name)?)
     }
 
@@ -137,7 +120,7 @@ impl Rewriter<'_> {
     /// plain string, or with an id of its own where the string would read
     /// as an id (see `escape`).
     fn emit_plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
-        let name = self.names.name(sym);
+        let name = self.naming.names.name(sym);
         if !reads_as_id(name) {
             return Ok(self.out.spec(key, name)?);
         }
@@ -172,7 +155,10 @@ impl Rewriter<'_> {
             }
             (id, name) => {
                 let name = name.unwrap_or_default();
-                let (sym, kind) = (self.names.intern(name), self.classify_fn(name, object));
+                let (sym, kind) = (
+                    self.naming.names.intern(name),
+                    self.classify_fn(name, object),
+                );
                 if let Some(id) = id {
                     self.part.tables.escapes.defined(IdSpace::Functions, id)?;
                     self.part.tables.native_written.remove(id);
@@ -195,40 +181,20 @@ impl Rewriter<'_> {
         }
     }
 
+    /// The kind of function name `name` under `object` (see
+    /// [`Naming::kind`](super::naming::Naming::kind)), a JIT function's name as the re-entry plan
+    /// has it.
     fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
-        if object != self.unknown {
-            if let Some(new) = address_names::rename_callers(name, self.table) {
-                return FnKind::Renamed(self.names.intern(&new));
-            }
-            // Code on a live-mode page that no symbol of the image covers
-            // is still address-named: counted as such, left as it is.
-            return match address_names::address(name) {
-                Some((addr, _)) if address_names::is_live_image(self.names.name(object)) => {
-                    FnKind::Unnamed(addr)
-                }
-                _ => FnKind::Native,
-            };
+        let jit = match self.naming.kind(name, object) {
+            Named::Kind(kind) => return kind,
+            Named::Jit(jit) => self.as_planned(jit),
+        };
+        if jit.ambiguous {
+            self.stats.ambiguous.insert(jit.symbol);
         }
-        if let Some(jit) = address_names::rename(name, self.table) {
-            let jit = self.as_planned(jit);
-            if jit.ambiguous {
-                self.stats.ambiguous.insert(jit.symbol);
-            }
-            let name = self.leveled_name(&jit);
-            let name = self.names.intern(&name);
-            let s = self.table.symbol(jit.symbol);
-            return FnKind::Jit {
-                symbol: jit.symbol,
-                name,
-                entry: jit.entry,
-                addr: jit.addr,
-                line: s.row_at(jit.addr).map_or(s.line, |row| row.line),
-            };
-        }
-        match address_names::address(name) {
-            Some((addr, _)) => FnKind::Unnamed(addr),
-            None => FnKind::Native,
-        }
+        let name = self.leveled_name(&jit);
+        let name = self.naming.names.intern(&name);
+        self.naming.jit_kind(&jit, name)
     }
 
     /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
@@ -246,7 +212,9 @@ impl Rewriter<'_> {
         let first = f.id.is_some_and(|id| self.first_use(id));
         match f.id {
             Some(id) if first && !f.defines => {
-                Ok(self.out.spec_id(key, id, Some(self.names.name(f.name)))?)
+                Ok(self
+                    .out
+                    .spec_id(key, id, Some(self.naming.names.name(f.name)))?)
             }
             _ => Ok(self.out.verbatim(raw, terminated)?),
         }
@@ -263,7 +231,7 @@ impl Rewriter<'_> {
         };
         match f.id {
             Some(id) => {
-                let name = self.first_use(id).then(|| self.names.name(name));
+                let name = self.first_use(id).then(|| self.naming.names.name(name));
                 Ok(self.out.spec_id(key, id, name)?)
             }
             None => self.emit_plain(key, IdSpace::Functions, name),

@@ -22,7 +22,8 @@
 //! already (tests/c/native_tail.c).
 
 use super::ids::Sym;
-use super::names::{FnKind, FnRef, Space};
+use super::names::{FnRef, Space};
+use super::naming::FnKind;
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
@@ -78,15 +79,6 @@ impl Rewriter<'_> {
         self.switch_file(self.part.input.file)
     }
 
-    /// The JIT function whose code holds `pos` in an address-named block,
-    /// its output file and the position with its line (see
-    /// [`locate`](Self::locate)); `None` outside every JIT range.
-    pub(super) fn jit_at(&mut self, pos: Pos) -> Option<(SymbolId, Option<Sym>, Pos)> {
-        let addr = pos[self.cols.index(Column::Instr)?];
-        let (owner, _) = self.lookup(addr, None)?;
-        Some(self.locate(owner, pos))
-    }
-
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
     /// `costs`; `line` for a cost line (its first cost counts the entry).
     pub(super) fn add_to_stretch(&mut self, pos: Pos, costs: &[u8], line: bool) -> Res {
@@ -117,7 +109,7 @@ impl Rewriter<'_> {
         let Some((target, count)) = stretch.entry else {
             return Ok(()); // only calls were moved: nothing ran of its own
         };
-        let ident = self.jit_ident(stretch.owner);
+        let ident = self.naming.jit_ident(stretch.owner);
         self.name_if_changed("cob", Space::Objects, ident.object, self.part.output.ob)?;
         self.name_if_changed("cfi", Space::Files, ident.file, self.part.output.file)?;
         let name = self.owner_name(stretch.owner);
@@ -148,8 +140,8 @@ impl Rewriter<'_> {
     /// object and one file (versions of a function loaded one after
     /// another).
     fn same_function(&mut self, a: SymbolId, b: SymbolId) -> bool {
-        self.jit_ident(a) == self.jit_ident(b)
-            && self.table.symbol(a).name == self.table.symbol(b).name
+        self.naming.jit_ident(a) == self.naming.jit_ident(b)
+            && self.naming.table.symbol(a).name == self.naming.table.symbol(b).name
     }
 
     /// The position of the block's first instruction: a JIT block's
@@ -172,7 +164,7 @@ impl Rewriter<'_> {
     /// line table's there (as a cost line at that address gets), else the
     /// declared line; without an instruction column, the declared line.
     fn entry_of(&self, symbol: SymbolId) -> Pos {
-        let s = self.table.symbol(symbol);
+        let s = self.naming.table.symbol(symbol);
         let mut pos = Pos::default();
         let mut line = s.line;
         if let Some(i) = self.cols.index(Column::Instr) {
@@ -212,7 +204,7 @@ impl Rewriter<'_> {
     /// `ob=`/`fl=` of `symbol` where they change, then `fn` (written by
     /// `write_fn`); the next position absolute.
     fn switch_to(&mut self, symbol: SymbolId, write_fn: impl FnOnce(&mut Self) -> Res) -> Res {
-        let ident = self.jit_ident(symbol);
+        let ident = self.naming.jit_ident(symbol);
         if self.part.output.ob != ident.object {
             self.emit_sym("ob", Space::Objects, ident.object)?;
             self.part.output.ob = ident.object;
@@ -230,14 +222,14 @@ impl Rewriter<'_> {
     /// suffix (`'2`, callgrind's recursion level, and caller context), so
     /// that nested activations stay apart as callgrind keeps them apart.
     fn owner_name(&mut self, owner: SymbolId) -> super::ids::Sym {
-        let mut name = self.table.symbol(owner).name.as_bytes().to_vec();
+        let mut name = self.naming.table.symbol(owner).name.as_bytes().to_vec();
         if let Some(FnKind::Jit {
             name: full, symbol, ..
         }) = self.part.block_fn.map(|f| f.kind)
         {
-            let base = self.table.symbol(symbol).name.len();
-            name.extend_from_slice(self.names.name(full).get(base..).unwrap_or_default());
+            let base = self.naming.table.symbol(symbol).name.len();
+            name.extend_from_slice(self.naming.names.name(full).get(base..).unwrap_or_default());
         }
-        self.names.intern(&name)
+        self.naming.names.intern(&name)
     }
 }

@@ -5,7 +5,8 @@
 //! re-encoded until they agree again.
 
 use super::ids::{IdSet, NameSpace, Sym};
-use super::names::{FnEntry, FnKind, FnRef};
+use super::names::{FnEntry, FnRef};
+use super::naming::FnKind;
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 

@@ -2,7 +2,8 @@
 //! never move it), given their source line where they lie in JIT code,
 //! and written out again on the `calls=`/`jump=`/`jcnd=` line.
 
-use super::names::{FnKind, FnRef};
+use super::names::FnRef;
+use super::naming::FnKind;
 use super::state::Block;
 use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
@@ -49,8 +50,11 @@ impl Rewriter<'_> {
             return self.jit_target_pos(target, kind);
         }
         match (self.part.block, self.cols.index(Column::Instr)) {
-            (Block::Jit(symbol), Some(_)) => self.locate(symbol, target).2,
-            (Block::Unnamed(_), Some(_)) => self.jit_at(target).map_or(target, |(_, _, at)| at),
+            (Block::Jit(symbol), Some(_)) => self.naming.locate(&self.cols, symbol, target).2,
+            (Block::Unnamed(_), Some(_)) => self
+                .naming
+                .jit_at(&self.cols, target)
+                .map_or(target, |(_, _, at)| at),
             _ => target,
         }
     }
@@ -87,12 +91,12 @@ impl Rewriter<'_> {
                 }
                 match li {
                     Some(li) if target[i] == addr => target[li] = u64::from(line),
-                    _ => target = self.locate(symbol, target).2,
+                    _ => target = self.naming.locate(&self.cols, symbol, target).2,
                 }
                 target
             }
             (None, Some(li)) => {
-                target[li] = u64::from(self.table.symbol(symbol).line);
+                target[li] = u64::from(self.naming.table.symbol(symbol).line);
                 target
             }
             (None, None) => target,

@@ -7,10 +7,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::super::ids::{Interner, Sym};
-use super::super::names::FnKind;
+use super::super::naming::FnKind;
 use super::super::{FnRef, Res, Rewriter};
-use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::first_cost;
+use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
 /// A range and one of its names, as the first pass interned it.

@@ -56,10 +56,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::ids::{Interner, Sym};
-use super::names::FnKind;
+use super::naming::FnKind;
 use super::{FnRef, Res, Rewriter};
-use crate::callgrind::address_names::JitName;
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
+use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
 mod levels;
@@ -320,7 +320,7 @@ impl Rewriter<'_> {
         costs: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
-        let table = self.table;
+        let table = self.naming.table;
         let outside = |site: u64| table.lookup(site).is_none();
         let Some(plan) = self.reentry.plan.as_mut() else {
             let noted = &mut self.reentry.noted;
@@ -343,7 +343,7 @@ impl Rewriter<'_> {
         };
         let arcs = match site {
             Some(site) => Arcs::Site(site),
-            None => Arcs::To(callee.owned(&self.names)),
+            None => Arcs::To(callee.owned(&self.naming.names)),
         };
         // An arc a continuation returns from; else, outside every range,
         // one that holds what those could not.

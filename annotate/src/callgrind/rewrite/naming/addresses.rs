@@ -8,7 +8,7 @@ use crate::symbols::{runtime_names, SymbolId, SymbolTable};
 
 /// True for an object that is a live-mode image of jit-client
 /// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
-pub fn is_live_image(object: &[u8]) -> bool {
+pub(in crate::callgrind) fn is_live_image(object: &[u8]) -> bool {
     let path = String::from_utf8_lossy(object);
     let mut parts = path.rsplit('/');
     let (Some(file), Some(folder)) = (parts.next(), parts.next()) else {
