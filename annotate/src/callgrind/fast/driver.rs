@@ -148,7 +148,10 @@ impl Driver {
                 }
                 Pass::Declined => {
                     let run_end = self.held.unwrap_or(line_start);
-                    rw.out.copy_input(run_start..run_end).map_err(Stop::io)?;
+                    rw.writer
+                        .out
+                        .copy_input(run_start..run_end)
+                        .map_err(Stop::io)?;
                     run_start = self.start;
                     let held = self.held.take();
                     let site = Site {
@@ -162,7 +165,10 @@ impl Driver {
             lane = Lane::open(rw);
         }
         let run_end = self.held.unwrap_or(self.start);
-        rw.out.copy_input(run_start..run_end).map_err(Stop::io)
+        rw.writer
+            .out
+            .copy_input(run_start..run_end)
+            .map_err(Stop::io)
     }
 
     /// At the end of the input: held lines go to the rewriter after all.
@@ -263,7 +269,7 @@ fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(),
         len: 0,
         breaks,
     };
-    rw.out.chunk_done(chunk).map_err(Stop::io)
+    rw.writer.out.chunk_done(chunk).map_err(Stop::io)
 }
 
 /// Where a line is: `buf[start..]`, and how to count its number.

@@ -79,7 +79,7 @@ impl Lane {
         if !self.held.is_empty() {
             self.held.copied(rw);
         }
-        rw.part.pos.forget_input();
+        rw.reader.forget_pos();
     }
 
     fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
@@ -161,7 +161,8 @@ impl Lane {
     ) -> Option<Pass> {
         let (sym, defines) = known_name(rw, space, value)?;
         if let Some(id) = defines {
-            rw.space_mut(space).ids.get_mut(id)?.emitted = true;
+            rw.reader.name_of(space, id)?;
+            rw.writer.defined.space_mut(space).insert(id);
         }
         set_name(rw, space, sets_function_file, sym)
     }
@@ -174,19 +175,18 @@ impl Lane {
         value: &[u8],
         id: Option<u64>,
     ) -> Option<Pass> {
-        let p = &rw.part;
-        if !p.same_function_names() {
+        if !rw.same_function_names() {
             return None;
         }
-        let written = id.filter(|&id| p.tables.native_written.contains(id));
+        let written = id.filter(|&id| rw.writer.native_written.contains(id));
         let name = match written {
-            Some(id) => p.tables.fns.get(id).map(|e| e.name),
-            None => Some(self.native_fn(rw, value, rw.part.input.ob)?),
+            Some(id) => rw.reader.fns.get(id).map(|e| e.name),
+            None => Some(self.native_fn(rw, value, rw.reader.current.ob)?),
         };
-        let object = rw.part.input.ob;
+        let object = rw.reader.current.ob;
         rw.part.who = name.map(|name| Who::Named { name, object });
         rw.part.block = Block::Native;
-        rw.part.pos.absolute_next = false;
+        rw.writer.absolute_next = false;
         Some(Pass::Copied)
     }
 
@@ -198,12 +198,12 @@ impl Lane {
             return None;
         }
         let Some(id) = f.id else { return Some(f.name) };
-        let entry = rw.part.tables.fns.get_mut(id)?;
-        if !(entry.emitted || f.defines) {
+        rw.reader.fns.get(id)?;
+        if !(rw.writer.defined.fns.contains(id) || f.defines) {
             return None;
         }
-        entry.emitted = true;
-        rw.part.tables.native_written.insert(id);
+        rw.writer.defined.fns.insert(id);
+        rw.writer.native_written.insert(id);
         Some(f.name)
     }
 }
@@ -287,20 +287,20 @@ impl HeldCall {
         value: &[u8],
         id: Option<u64>,
     ) -> Option<Pass> {
-        let p = &rw.part;
-        let same_defaults = p.same_call_defaults();
-        if let Some(id) = id.filter(|&id| p.tables.native_written.contains(id)) {
+        let same_defaults = rw.same_call_defaults();
+        if let Some(id) = id.filter(|&id| rw.writer.native_written.contains(id)) {
             same_defaults.then_some(())?;
             self.callee = Some(Native(Some(id)));
             return Some(Pass::Held);
         }
-        let object = self.ob.unwrap_or(rw.part.input.ob);
+        let object = self.ob.unwrap_or(rw.reader.current.ob);
         let f = rw.resolve_fn(value, object).ok()?;
         if matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) || !same_defaults {
             return None;
         }
         if let Some(id) = f.id {
-            (rw.part.tables.fns.get(id)?.emitted || f.defines).then_some(())?;
+            rw.reader.fns.get(id)?;
+            (rw.writer.defined.fns.contains(id) || f.defines).then_some(())?;
         }
         self.callee = Some(Native(f.id));
         Some(Pass::Held)
@@ -324,20 +324,20 @@ impl HeldCall {
     fn copied(&mut self, rw: &mut Rewriter<'_>) {
         let held = std::mem::take(self);
         for (space, id) in held.defined.into_iter().flatten() {
-            if let Some(entry) = rw.space_mut(space).ids.get_mut(id) {
-                entry.emitted = true;
+            if rw.reader.name_of(space, id).is_some() {
+                rw.writer.defined.space_mut(space).insert(id);
             }
         }
         let Some(Native(Some(id))) = held.callee else {
             return;
         };
-        if rw.part.tables.native_written.contains(id) {
+        if rw.writer.native_written.contains(id) {
             return;
         }
-        if let Some(entry) = rw.part.tables.fns.get_mut(id) {
-            entry.emitted = true;
+        if let Some(entry) = rw.reader.fns.get(id) {
+            rw.writer.defined.fns.insert(id);
             if entry.kind == FnKind::Native {
-                rw.part.tables.native_written.insert(id);
+                rw.writer.native_written.insert(id);
             }
         }
     }
@@ -357,27 +357,23 @@ fn set_name(
     sets_function_file: bool,
     sym: Sym,
 ) -> Option<Pass> {
-    let p = &mut rw.part;
+    let (input, output) = (&mut rw.reader.current, &mut rw.writer.current);
     match (space, sets_function_file) {
-        (Space::Objects, _) => (p.input.ob, p.output.ob) = (sym, sym),
+        (Space::Objects, _) => (input.ob, output.ob) = (sym, sym),
         (Space::Files, true) => {
-            (p.input.fl, p.input.file, p.output.fl, p.output.file) = (sym, sym, sym, sym)
+            (input.fl, input.file, output.fl, output.file) = (sym, sym, sym, sym)
         }
-        (Space::Files, false) => (p.input.file, p.output.file) = (sym, sym),
+        (Space::Files, false) => (input.file, output.file) = (sym, sym),
     }
-    p.block = Block::Native;
+    rw.part.block = Block::Native;
     Some(Pass::Copied)
 }
 
 /// The name of an id the output has defined.
-#[inline]
+#[inline(always)]
 fn written_id(rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
-    let names = match space {
-        Space::Objects => &rw.part.tables.obs,
-        Space::Files => &rw.part.tables.files,
-    };
-    let entry = names.ids.get(id)?;
-    entry.emitted.then_some(entry.sym)
+    let sym = rw.reader.name_of(space, id)?;
+    rw.writer.defined.space(space).contains(id).then_some(sym)
 }
 
 /// The name of a value that can be copied, and the id it defines
@@ -385,7 +381,7 @@ fn written_id(rw: &Rewriter<'_>, space: Space, id: u64) -> Option<Sym> {
 fn known_name(rw: &mut Rewriter<'_>, space: Space, value: &[u8]) -> Option<(Sym, Option<u64>)> {
     let (sym, nr) = rw.name_value(space, value).ok()?;
     match (nr.id, nr.name) {
-        (Some(id), None) if !rw.space_mut(space).ids.get(id)?.emitted => None,
+        (Some(id), None) if written_id(rw, space, id).is_none() => None,
         (Some(id), Some(_)) => Some((sym, Some(id))),
         _ => Some((sym, None)),
     }

@@ -35,12 +35,12 @@ impl Rewriter<'_> {
         }
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
-            self.part.pos.forget_input();
+            self.reader.forget_pos();
             self.note_continuation(resumed(callee), self.part.who, self.cols.skip(text)?)?;
             // Its position columns alone (a cost line of zeros): the
             // positions after it mean the same in input and output.
             let positions = self.cols.positions_only(text)?;
-            return Ok(self.out.verbatim(positions, true)?);
+            return Ok(self.writer.out.verbatim(positions, true)?);
         }
         if parsed.is_call {
             self.write_callee_names(parsed, callee.ok_or("calls= without cfn=")?)?;
@@ -52,12 +52,12 @@ impl Rewriter<'_> {
                 let target = self.jit_target(line.target, kind)?;
                 self.write_count_line(line, target, false)?;
             }
-            _ => self.out.verbatim(line.raw, true)?,
+            _ => self.writer.out.verbatim(line.raw, true)?,
         }
         // The target was written against the input's state before the
         // position line, which is copied undecoded.
-        self.part.pos.forget_input();
-        Ok(self.out.verbatim(raw, terminated)?)
+        self.reader.forget_pos();
+        Ok(self.writer.out.verbatim(raw, terminated)?)
     }
 
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
@@ -67,8 +67,8 @@ impl Rewriter<'_> {
             object: ob,
             file: fl,
         } = self.naming.jit_ident(symbol);
-        self.name_if_changed("cob", Space::Objects, ob, self.part.output.ob)?;
-        self.name_if_changed("cfi", Space::Files, fl, self.part.output.file)?;
+        self.name_if_changed("cob", Space::Objects, ob, self.writer.current.ob)?;
+        self.name_if_changed("cfi", Space::Files, fl, self.writer.current.file)?;
         self.emit_fn_ref("cfn", callee)
     }
 
@@ -97,7 +97,7 @@ impl Rewriter<'_> {
             Block::Jit(symbol) => {
                 let (pos, costs) = self.decode(text)?;
                 first_cost(costs)?;
-                self.part.pos.set_input(pos);
+                self.reader.set_pos(pos);
                 let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
                 Some((owner, file, out, costs))
             }
@@ -122,11 +122,11 @@ impl Rewriter<'_> {
                 None => {
                     let (pos, costs) = self.decode(text)?;
                     first_cost(costs)?;
-                    self.part.pos.set_input(pos);
+                    self.reader.set_pos(pos);
                     costs
                 }
             };
-            self.part.pos.synced = false;
+            self.writer.synced = false;
             let caller = owner.map(Who::Jit).or(self.part.who);
             return self.note_continuation(resumed(callee), caller, costs);
         }
@@ -150,7 +150,7 @@ impl Rewriter<'_> {
             self.write_jump_names(&parsed, callee.filter(|_| !internal), Some(target))?;
         }
         let mapped = self.map_target(target, callee);
-        let unchanged = mapped == target && self.part.pos.synced && site.is_none();
+        let unchanged = mapped == target && self.writer.synced && site.is_none();
         self.write_count_line(line, mapped, unchanged)?;
         match (site, owner, callee.filter(|_| parsed.is_call)) {
             (Some((out, costs)), Some(owner), Some(callee)) => {
@@ -199,7 +199,7 @@ impl Rewriter<'_> {
             self.back_home()?;
             return Ok(None);
         };
-        self.part.pos.set_input(pos);
+        self.reader.set_pos(pos);
         Ok(Some((owner, file, out, costs)))
     }
 
@@ -210,20 +210,23 @@ impl Rewriter<'_> {
         match callee.kind {
             FnKind::Jit { symbol, .. } => return self.write_jit_callee_names(symbol, callee),
             _ => {
-                let file = parsed.file.as_ref().map_or(self.part.input.file, |n| n.sym);
+                let file = parsed
+                    .file
+                    .as_ref()
+                    .map_or(self.reader.current.file, |n| n.sym);
                 self.keep_or_name(
                     "cob",
                     Space::Objects,
                     parsed.ob.as_ref(),
-                    self.part.input.ob,
-                    self.part.output.ob,
+                    self.reader.current.ob,
+                    self.writer.current.ob,
                 )?;
                 self.keep_or_name(
                     "cfi",
                     Space::Files,
                     parsed.file.as_ref(),
                     file,
-                    self.part.output.file,
+                    self.writer.current.file,
                 )?;
             }
         }
@@ -247,12 +250,12 @@ impl Rewriter<'_> {
         match (self.part.block, target) {
             (Block::Jit(symbol), Some(target)) => {
                 let here = self.naming.locate(&self.cols, symbol, target).1;
-                let file = jit_file.or(here).unwrap_or(self.part.output.file);
-                self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?;
+                let file = jit_file.or(here).unwrap_or(self.writer.current.file);
+                self.name_if_changed("jfi", Space::Files, file, self.writer.current.file)?;
             }
             _ => match (jit_file, parsed.file.as_ref()) {
                 (Some(file), _) => {
-                    self.name_if_changed("jfi", Space::Files, file, self.part.output.file)?
+                    self.name_if_changed("jfi", Space::Files, file, self.writer.current.file)?
                 }
                 (None, Some(named)) => {
                     self.emit_input_name(Space::Files, named.raw, named.nr, true)?

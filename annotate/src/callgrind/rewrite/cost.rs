@@ -11,42 +11,38 @@ use crate::callgrind::format::quick;
 impl Rewriter<'_> {
     /// Switches the output's current file with `fi=`/`fe=`.
     pub(in crate::callgrind) fn switch_file(&mut self, file: Sym) -> Res {
-        if file == self.part.output.file {
+        if file == self.writer.current.file {
             return Ok(());
         }
-        let key = if file == self.part.output.fl {
+        let key = if file == self.writer.current.fl {
             "fe"
         } else {
             "fi"
         };
         self.emit_sym(key, Space::Files, file)?;
-        self.part.output.file = file;
+        self.writer.current.file = file;
         Ok(())
     }
 
     /// Writes a position line for `pos` (relative to the output state,
     /// absolute where that is unknown) followed by `costs`.
     pub(in crate::callgrind) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
-        let (cols, prev, absolute) = (
-            &self.cols,
-            &self.part.pos.output,
-            self.part.pos.absolute_next,
-        );
-        self.out.composed(|buf| {
+        let (cols, prev, absolute) = (&self.cols, &self.writer.pos, self.writer.absolute_next);
+        self.writer.out.composed(|buf| {
             cols.encode(buf, &pos, prev, absolute);
             if !costs.is_empty() {
                 buf.push(b' ');
                 buf.extend_from_slice(costs);
             }
         })?;
-        self.part.pos.wrote(pos);
+        self.writer.wrote(pos, self.reader.last_pos());
         Ok(())
     }
 
     /// Decodes a position line against the input's state. Where fast mode
     /// has not tracked that state, only absolute values can be placed.
     pub(in crate::callgrind) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {
-        if let Some(state) = self.part.pos.input() {
+        if let Some(state) = self.reader.pos() {
             return Ok(self.cols.decode(text, state)?);
         }
         let decoded = self
@@ -54,7 +50,7 @@ impl Rewriter<'_> {
             .decode_absolute(text)
             .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))?;
         // The output's state is unknown too: its next line must be absolute.
-        self.part.pos.absolute_next = true;
+        self.writer.absolute_next = true;
         Ok(decoded)
     }
 
@@ -64,11 +60,7 @@ impl Rewriter<'_> {
     /// `None` for any other line, which [`decode`](Self::decode) reads.
     #[inline]
     fn quick_decode<'a>(&self, text: &'a [u8]) -> Option<(Pos, &'a [u8], u64)> {
-        let state = *self
-            .part
-            .pos
-            .input()
-            .filter(|_| self.cols.is_instr_line())?;
+        let state = *self.reader.pos().filter(|_| self.cols.is_instr_line())?;
         let (addr, line, costs) = quick::instr_line(text, &state)?;
         let cost = quick::first_cost(costs)?;
         let mut pos = state;
@@ -91,7 +83,7 @@ impl Rewriter<'_> {
                         (pos, costs, first_cost(costs)?)
                     }
                 };
-                self.part.pos.set_input(pos);
+                self.reader.set_pos(pos);
                 let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
                 if owner != symbol || self.part.charged.is_some() {
                     self.charge_to(Some(owner), cost)?;
@@ -114,10 +106,10 @@ impl Rewriter<'_> {
     /// A cost line of address-named block `addr`: at an address of a JIT
     /// function, written under it (see `owner`); else the block's own.
     fn unnamed_cost_line(&mut self, addr: u64, raw: &[u8], text: &[u8], terminated: bool) -> Res {
-        let before = self.part.pos.input().copied();
+        let before = self.reader.pos().copied();
         let (pos, costs) = self.decode(text)?;
         let cost = first_cost(costs)?;
-        self.part.pos.set_input(pos);
+        self.reader.set_pos(pos);
         let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
             self.back_home()?;
             *self.stats.unnamed_cost.entry(addr).or_default() += cost;
@@ -144,8 +136,8 @@ impl Rewriter<'_> {
     ) -> Res {
         if self.copies_verbatim() {
             self.cols.check(text)?;
-            self.part.pos.forget_input();
-            return Ok(self.out.verbatim(raw, terminated)?);
+            self.reader.forget_pos();
+            return Ok(self.writer.out.verbatim(raw, terminated)?);
         }
         self.copy_tracked(raw, text, terminated)
     }
@@ -159,10 +151,10 @@ impl Rewriter<'_> {
         text: &[u8],
         terminated: bool,
     ) -> Res {
-        let before = self.part.pos.input().copied();
+        let before = self.reader.pos().copied();
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
-        self.part.pos.set_input(pos);
+        self.reader.set_pos(pos);
         self.copy_decoded(raw, text, terminated, before, (pos, costs))
     }
 
@@ -177,12 +169,12 @@ impl Rewriter<'_> {
         (pos, costs): (Pos, &[u8]),
     ) -> Res {
         let absolute = self.cols.is_absolute(text);
-        let same_meaning = self.part.pos.synced || Some(self.part.pos.output) == before || absolute;
-        if same_meaning && (absolute || !self.part.pos.absolute_next) {
+        let same_meaning = self.writer.synced || Some(self.writer.pos) == before || absolute;
+        if same_meaning && (absolute || !self.writer.absolute_next) {
             // An absolute line is what `absolute_next` asks for.
-            (self.part.pos.output, self.part.pos.synced) = (pos, true);
-            self.part.pos.absolute_next = false;
-            return Ok(self.out.verbatim(raw, terminated)?);
+            (self.writer.pos, self.writer.synced) = (pos, true);
+            self.writer.absolute_next = false;
+            return Ok(self.writer.out.verbatim(raw, terminated)?);
         }
         self.write_position(pos, costs)
     }

@@ -24,65 +24,65 @@ impl Rewriter<'_> {
                 let (sym, nr) = self.name_value(space, value)?;
                 self.emit_input_name(space, raw, nr, terminated)?;
                 if key == Key::Ob {
-                    (self.part.input.ob, self.part.output.ob) = (sym, sym);
+                    (self.reader.current.ob, self.writer.current.ob) = (sym, sym);
                 } else {
                     (
-                        self.part.input.fl,
-                        self.part.input.file,
-                        self.part.output.fl,
-                        self.part.output.file,
+                        self.reader.current.fl,
+                        self.reader.current.file,
+                        self.writer.current.fl,
+                        self.writer.current.file,
                     ) = (sym, sym, sym, sym);
                 }
                 Ok(())
             }
             Key::Fi | Key::Fe => {
                 let (sym, nr) = self.name_value(Space::Files, value)?;
-                self.part.input.file = sym;
+                self.reader.current.file = sym;
                 if let Block::Jit(_) = self.part.block {
                     return Ok(()); // JIT blocks get their files from the line table
                 }
                 self.emit_input_name(Space::Files, raw, nr, terminated)?;
-                self.part.output.file = sym;
+                self.writer.current.file = sym;
                 Ok(())
             }
             Key::Fn => self.function(raw, value, terminated),
             _ => {
                 self.stats.unknown_lines += 1;
-                Ok(self.out.verbatim(raw, terminated)?)
+                Ok(self.writer.out.verbatim(raw, terminated)?)
             }
         }
     }
 
     fn function(&mut self, raw: &[u8], value: &[u8], terminated: bool) -> Res {
         self.end_block()?;
-        let f = self.resolve_fn(value, self.part.input.ob)?;
+        let f = self.resolve_fn(value, self.reader.current.ob)?;
         let (ob, fl) = match f.kind {
             FnKind::Jit { symbol, .. } => {
                 let ident = self.naming.jit_ident(symbol);
                 (ident.object, ident.file)
             }
-            _ => (self.part.input.ob, self.part.input.fl),
+            _ => (self.reader.current.ob, self.reader.current.fl),
         };
-        if self.part.output.ob != ob {
+        if self.writer.current.ob != ob {
             self.emit_sym("ob", Space::Objects, ob)?;
-            self.part.output.ob = ob;
+            self.writer.current.ob = ob;
         }
-        if self.part.output.fl != fl {
+        if self.writer.current.fl != fl {
             self.emit_sym("fl", Space::Files, fl)?;
-            (self.part.output.fl, self.part.output.file) = (fl, fl);
+            (self.writer.current.fl, self.writer.current.file) = (fl, fl);
         }
         self.emit_fn("fn", raw, f, terminated)?;
         // Callgrind starts every function with absolute positions; so do we
         // wherever our own lines made the output's state differ.
-        self.part.pos.absolute_next = !self.part.pos.synced;
+        self.writer.absolute_next = !self.writer.synced;
         self.part.charged = None;
         self.part.block_fn =
             Some(f).filter(|f| matches!(f.kind, FnKind::Jit { .. } | FnKind::Unnamed(_)));
-        self.part.who = Some(Who::of(f, self.part.input.ob));
+        self.part.who = Some(Who::of(f, self.reader.current.ob));
         self.part.last_own = None;
         self.part.block = match f.kind {
             FnKind::Jit { symbol, .. } => {
-                self.part.pos.absolute_next = true;
+                self.writer.absolute_next = true;
                 Block::Jit(symbol)
             }
             FnKind::Unnamed(addr) => Block::Unnamed(addr),
@@ -104,10 +104,11 @@ impl Rewriter<'_> {
 
     /// In a JIT block, the output's file back at the function's.
     fn file_back(&mut self) -> Res {
-        if matches!(self.part.block, Block::Jit(_)) && self.part.output.file != self.part.output.fl
+        if matches!(self.part.block, Block::Jit(_))
+            && self.writer.current.file != self.writer.current.fl
         {
-            self.emit_sym("fe", Space::Files, self.part.output.fl)?;
-            self.part.output.file = self.part.output.fl;
+            self.emit_sym("fe", Space::Files, self.writer.current.fl)?;
+            self.writer.current.file = self.writer.current.fl;
         }
         Ok(())
     }

@@ -103,7 +103,7 @@ impl Rewriter<'_> {
     pub(super) fn group_callee_object(&self, parsed: &Parsed) -> Sym {
         match (&parsed.ob, parsed.is_call) {
             (Some(n), true) => n.sym,
-            _ => self.part.input.ob,
+            _ => self.reader.current.ob,
         }
     }
 

@@ -2,6 +2,7 @@
 //! events, and its totals.
 
 use super::ids::Sym;
+use super::reader::Reader;
 use super::state::Part;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::parse_u64;
@@ -39,7 +40,10 @@ impl Rewriter<'_> {
         if self.totals.events_seen && (PART_START.contains(&key) || key == b"events") {
             self.end_block()?;
             self.close_part_totals();
-            self.part = Part::new(self.part_none());
+            let none = self.part_none();
+            self.part = Part::default();
+            self.reader = Reader::new(none);
+            self.writer.new_part(none);
             self.cols = Columns::default();
             self.totals.events_seen = false;
             self.totals.part_complete = false;
@@ -72,7 +76,7 @@ impl Rewriter<'_> {
             }
             _ => {}
         }
-        Ok(self.out.verbatim(raw, terminated)?)
+        Ok(self.writer.out.verbatim(raw, terminated)?)
     }
 
     pub(super) fn close_part_totals(&mut self) {

@@ -78,15 +78,6 @@ impl<T> IdMap<T> {
         }
     }
 
-    /// The entry of `id`, mutably.
-    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
-        if id < DENSE_LIMIT {
-            self.dense.get_mut(id as usize)?.as_mut()
-        } else {
-            self.sparse.get_mut(&id)
-        }
-    }
-
     /// Sets the entry of `id` (a definition or redefinition).
     pub fn insert(&mut self, id: u64, value: T) {
         if id < DENSE_LIMIT {
@@ -101,56 +92,60 @@ impl<T> IdMap<T> {
     }
 }
 
-/// A set of small ids (those a dense [`IdMap`] holds), one bit each: small
-/// enough to stay in the fastest cache.
+/// A set of ids: one bit each for those a dense [`IdMap`] holds (small
+/// enough to stay in the fastest cache), a hash set for larger ones.
 #[derive(Debug, Default)]
-pub struct IdSet(Vec<u64>);
+pub struct IdSet {
+    dense: Vec<u64>,
+    sparse: FastSet<u64>,
+}
+
+type FastSet<T> = rustc_hash::FxHashSet<T>;
 
 impl IdSet {
     /// Whether `id` is in the set.
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, id: u64) -> bool {
-        id < DENSE_LIMIT
-            && self
-                .0
-                .get((id / 64) as usize)
-                .is_some_and(|w| w >> (id % 64) & 1 == 1)
+        if id >= DENSE_LIMIT {
+            return self.sparse.contains(&id);
+        }
+        self.dense
+            .get((id / 64) as usize)
+            .is_some_and(|w| w >> (id % 64) & 1 == 1)
     }
 
-    /// Adds `id` (ids beyond the dense range are never held).
-    pub fn insert(&mut self, id: u64) {
+    /// Adds `id`; true if it was not in the set.
+    #[inline(always)]
+    pub fn insert(&mut self, id: u64) -> bool {
         if id >= DENSE_LIMIT {
-            return;
+            return self.sparse.insert(id);
         }
         let word = (id / 64) as usize;
-        if self.0.len() <= word {
-            self.0.resize(word + 1, 0);
+        if self.dense.len() <= word {
+            self.dense.resize(word + 1, 0);
         }
-        self.0[word] |= 1 << (id % 64);
+        let bit = 1 << (id % 64);
+        let new = self.dense[word] & bit == 0;
+        self.dense[word] |= bit;
+        new
     }
 
     /// Removes `id`.
+    #[inline]
     pub fn remove(&mut self, id: u64) {
-        if let Some(w) = self.0.get_mut((id / 64) as usize) {
+        if id >= DENSE_LIMIT {
+            self.sparse.remove(&id);
+        } else if let Some(w) = self.dense.get_mut((id / 64) as usize) {
             *w &= !(1 << (id % 64));
         }
     }
 }
 
-/// One id of the object or file space.
-#[derive(Clone, Copy, Debug)]
-pub struct NameEntry {
-    /// Its name.
-    pub sym: Sym,
-    /// Whether the output has defined this id yet.
-    pub emitted: bool,
-}
-
-/// The object or file id space of one part.
+/// The object or file id space of one part, as the input defines it.
 #[derive(Debug, Default)]
 pub struct NameSpace {
-    /// Entries by id.
-    pub ids: IdMap<NameEntry>,
+    /// The name of each id.
+    pub ids: IdMap<Sym>,
     /// The first id defined for each name (indexed by [`Sym`]: names are
     /// numbered densely), to refer to it again.
     first_ids: Vec<Option<u64>>,
@@ -158,14 +153,9 @@ pub struct NameSpace {
 
 impl NameSpace {
     /// Records a definition from the input.
+    #[inline]
     pub fn define(&mut self, id: u64, sym: Sym) {
-        self.ids.insert(
-            id,
-            NameEntry {
-                sym,
-                emitted: false,
-            },
-        );
+        self.ids.insert(id, sym);
         let i = sym.index();
         if self.first_ids.len() <= i {
             self.first_ids.resize(i + 1, None);
@@ -209,8 +199,8 @@ mod tests {
         for (i, id) in ids().into_iter().enumerate() {
             map.insert(id, i);
             reference.insert(id, i);
-            if let Some(v) = map.get_mut(id / 2) {
-                *v += 100;
+            if let Some(&v) = map.get(id / 2) {
+                map.insert(id / 2, v + 100);
             }
             if let Some(v) = reference.get_mut(&(id / 2)) {
                 *v += 100;
@@ -222,17 +212,15 @@ mod tests {
     }
 
     #[test]
-    fn an_id_set_answers_as_a_hash_set_below_the_limit() {
+    fn an_id_set_answers_as_a_hash_set() {
         let (mut set, mut reference) = (IdSet::default(), HashSet::new());
         for id in ids() {
-            set.insert(id);
-            if id < DENSE_LIMIT {
-                reference.insert(id);
-            }
+            assert_eq!(set.insert(id), reference.insert(id), "id {id}");
         }
-        set.remove(64);
-        reference.remove(&64);
-        set.remove(u64::MAX);
+        for id in [64, u64::MAX, 5] {
+            set.remove(id);
+            reference.remove(&id);
+        }
         for id in ids().into_iter().chain([2, 128, DENSE_LIMIT - 2]) {
             assert_eq!(set.contains(id), reference.contains(&id), "id {id}");
         }
@@ -252,9 +240,6 @@ mod tests {
             (space.first_id(a), space.first_id(b)),
             (Some(5), Some(DENSE_LIMIT + 3))
         );
-        assert_eq!(
-            space.ids.get(9).map(|e| (e.sym, e.emitted)),
-            Some((a, false))
-        );
+        assert_eq!(space.ids.get(9), Some(&a));
     }
 }

@@ -39,11 +39,13 @@ mod jit_costs;
 pub(in crate::callgrind) mod names;
 pub(in crate::callgrind) mod naming;
 mod owner;
+pub(in crate::callgrind) mod reader;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
 mod target;
 #[cfg(test)]
 mod tests;
+pub(in crate::callgrind) mod writer;
 
 use std::io;
 
@@ -53,7 +55,9 @@ use super::stats::{Ending, Stats};
 use super::stream::out::Out;
 use crate::symbols::SymbolTable;
 use jit_costs::JitCosts;
+use reader::Reader;
 use state::{Block, Part, Tracking};
+use writer::Writer;
 
 pub(in crate::callgrind) use group::Group;
 pub(in crate::callgrind) use names::{FnRef, Space};
@@ -96,15 +100,16 @@ pub(in crate::callgrind) type Res<T = ()> = Result<T, Fail>;
 pub(in crate::callgrind) struct Rewriter<'t> {
     /// What names stand for, and the names JIT code is written under.
     pub naming: naming::Naming<'t>,
-    pub out: Out,
+    /// The input reader's state in the current part.
+    pub reader: Reader,
+    /// The output, and its reader's state in the current part.
+    pub writer: Writer,
     /// The part's position columns.
     pub cols: Columns,
     pub part: Part,
     /// The call or jump group being read.
     pub group: Group,
     stats: Stats,
-    /// Scratch space for composed lines.
-    buf: Vec<u8>,
     /// Self cost per JIT symbol (on the hot path).
     jit_costs: JitCosts,
     tracking: Tracking,
@@ -127,12 +132,12 @@ impl<'t> Rewriter<'t> {
         let none = naming.names.intern(b"");
         Rewriter {
             naming,
-            out,
+            reader: Reader::new(none),
+            writer: Writer::new(out, none),
             cols: Columns::default(),
-            part: Part::new(none),
+            part: Part::default(),
             group: Group::default(),
             stats: Stats::default(),
-            buf: Vec::with_capacity(256),
             jit_costs: JitCosts::new(table.len()),
             tracking,
             totals: header::Totals::default(),
@@ -164,7 +169,7 @@ impl<'t> Rewriter<'t> {
             _ if !self.group.is_empty() => {
                 Err("a call (cfn=/calls=) or jump (jump=/jcnd=) is not finished".into())
             }
-            Line::Blank | Line::Comment => Ok(self.out.verbatim(raw, terminated)?),
+            Line::Blank | Line::Comment => Ok(self.writer.out.verbatim(raw, terminated)?),
             Line::Header { key, value } => self.header(raw, key, value, terminated),
             Line::Spec { key, value } => self.spec(raw, key, value, terminated),
             Line::Position(text) => self.cost_line(raw, text, terminated),
@@ -193,7 +198,7 @@ impl<'t> Rewriter<'t> {
             (false, true) => Ending::Complete,
         };
         self.close_part_totals();
-        self.out.finish()?;
+        self.writer.out.finish()?;
         self.stats.jit_cost = self.jit_costs.charged().collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
         self.stats.has_line = self.cols.index(Column::Line).is_some();
@@ -232,6 +237,20 @@ impl<'t> Rewriter<'t> {
     /// (`synced`), and native code (none of its lines moves). The fast
     /// lane, a call group written early and a cost line all ask this.
     pub(in crate::callgrind) fn copies_verbatim(&self) -> bool {
-        self.tracking == Tracking::Lazy && self.part.pos.synced && self.in_native_code()
+        self.tracking == Tracking::Lazy && self.writer.synced && self.in_native_code()
+    }
+
+    /// The output's object and function file are the input's: a `fn=`
+    /// line means the same function in both.
+    pub(in crate::callgrind) fn same_function_names(&self) -> bool {
+        let (input, output) = (&self.reader.current, &self.writer.current);
+        output.ob == input.ob && output.fl == input.fl
+    }
+
+    /// The output's object and current file are the input's: a call's
+    /// `cob=`/`cfi=` defaults mean the same in both.
+    pub(in crate::callgrind) fn same_call_defaults(&self) -> bool {
+        let (input, output) = (&self.reader.current, &self.writer.current);
+        output.ob == input.ob && output.file == input.file
     }
 }

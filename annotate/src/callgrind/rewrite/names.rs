@@ -2,7 +2,7 @@
 //! that every function resolves to one identity in both readers.
 
 use super::escape::{reads_as_id, IdSpace};
-use super::ids::{NameSpace, Sym};
+use super::ids::Sym;
 use super::naming::{FnKind, Named};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{name_ref, NameRef};
@@ -12,7 +12,6 @@ use crate::callgrind::format::line::{name_ref, NameRef};
 pub(in crate::callgrind) struct FnEntry {
     pub name: Sym,
     pub kind: FnKind,
-    pub emitted: bool,
 }
 
 /// A resolved `fn=`/`cfn=`/`jfn=` value.
@@ -50,25 +49,18 @@ impl Rewriter<'_> {
         value: &'v [u8],
     ) -> Res<(Sym, NameRef<'v>)> {
         let nr = name_ref(value)?;
-        let tables = &mut self.part.tables;
-        let table = match space {
-            Space::Objects => &mut tables.obs,
-            Space::Files => &mut tables.files,
-        };
         let sym = match (nr.id, nr.name) {
             (Some(id), Some(name)) => {
                 let sym = self.naming.names.intern(name);
-                table.define(id, sym);
-                tables.escapes.defined(space.ids(), id)?;
+                self.reader.space_mut(space).define(id, sym);
+                self.writer.defined.space_mut(space).remove(id);
+                self.writer.escapes.defined(space.ids(), id)?;
                 sym
             }
-            (Some(id), None) => {
-                table
-                    .ids
-                    .get(id)
-                    .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?
-                    .sym
-            }
+            (Some(id), None) => self
+                .reader
+                .name_of(space, id)
+                .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?,
             (None, name) => self.naming.names.intern(name.unwrap_or_default()),
         };
         Ok((sym, nr))
@@ -84,36 +76,28 @@ impl Rewriter<'_> {
         terminated: bool,
     ) -> Res {
         let Some(id) = nr.id else {
-            return Ok(self.out.verbatim(raw, terminated)?);
+            return Ok(self.writer.out.verbatim(raw, terminated)?);
         };
-        let table = self.space_mut(space);
-        let entry = table.ids.get_mut(id).expect("resolved before");
-        let first = !std::mem::replace(&mut entry.emitted, true);
-        let sym = entry.sym;
+        let sym = self.reader.name_of(space, id).expect("resolved before");
+        let first = self.writer.defined.space_mut(space).insert(id);
         if first && nr.name.is_none() {
             let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
                 .unwrap_or("fl");
-            return Ok(self
-                .out
-                .spec_id(key, id, Some(self.naming.names.name(sym)))?);
+            let name = self.naming.names.name(sym);
+            return Ok(self.writer.out.spec_id(key, id, Some(name))?);
         }
-        Ok(self.out.verbatim(raw, terminated)?)
+        Ok(self.writer.out.verbatim(raw, terminated)?)
     }
 
     /// Writes `key=` naming `sym`: by an id the input defined for that
     /// name if any (defining it if needed), else as a plain string.
     pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
-        let table = self.space_mut(space);
-        let Some(id) = table.first_id(sym) else {
+        let Some(id) = self.reader.space_mut(space).first_id(sym) else {
             return self.emit_plain(key, space.ids(), sym);
         };
-        let entry = table
-            .ids
-            .get_mut(id)
-            .expect("first_id points at a defined id");
-        let first = !std::mem::replace(&mut entry.emitted, true);
+        let first = self.writer.defined.space_mut(space).insert(id);
         let name = first.then(|| self.naming.names.name(sym));
-        Ok(self.out.spec_id(key, id, name)?)
+        Ok(self.writer.out.spec_id(key, id, name)?)
     }
 
     /// Writes `key=` naming `sym` where the input has no id for it: as a
@@ -122,17 +106,10 @@ impl Rewriter<'_> {
     fn emit_plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
         let name = self.naming.names.name(sym);
         if !reads_as_id(name) {
-            return Ok(self.out.spec(key, name)?);
+            return Ok(self.writer.out.spec(key, name)?);
         }
-        let (id, first) = self.part.tables.escapes.id_for(space, sym);
-        Ok(self.out.spec_id(key, id, first.then_some(name))?)
-    }
-
-    pub(in crate::callgrind) fn space_mut(&mut self, space: Space) -> &mut NameSpace {
-        match space {
-            Space::Objects => &mut self.part.tables.obs,
-            Space::Files => &mut self.part.tables.files,
-        }
+        let (id, first) = self.writer.escapes.id_for(space, sym);
+        Ok(self.writer.out.spec_id(key, id, first.then_some(name))?)
     }
 
     /// Resolves a `fn`-space value under object `object`.
@@ -141,8 +118,7 @@ impl Rewriter<'_> {
         match (nr.id, nr.name) {
             (Some(id), None) => {
                 let e = self
-                    .part
-                    .tables
+                    .reader
                     .fns
                     .get(id)
                     .ok_or_else(|| format!("undefined function id ({id})"))?;
@@ -160,16 +136,10 @@ impl Rewriter<'_> {
                     self.classify_fn(name, object),
                 );
                 if let Some(id) = id {
-                    self.part.tables.escapes.defined(IdSpace::Functions, id)?;
-                    self.part.tables.native_written.remove(id);
-                    self.part.tables.fns.insert(
-                        id,
-                        FnEntry {
-                            name: sym,
-                            kind,
-                            emitted: false,
-                        },
-                    );
+                    self.writer.escapes.defined(IdSpace::Functions, id)?;
+                    self.writer.native_written.remove(id);
+                    self.writer.defined.fns.remove(id);
+                    self.reader.fns.insert(id, FnEntry { name: sym, kind });
                 }
                 Ok(FnRef {
                     id,
@@ -212,11 +182,10 @@ impl Rewriter<'_> {
         let first = f.id.is_some_and(|id| self.first_use(id));
         match f.id {
             Some(id) if first && !f.defines => {
-                Ok(self
-                    .out
-                    .spec_id(key, id, Some(self.naming.names.name(f.name)))?)
+                let name = self.naming.names.name(f.name);
+                Ok(self.writer.out.spec_id(key, id, Some(name))?)
             }
-            _ => Ok(self.out.verbatim(raw, terminated)?),
+            _ => Ok(self.writer.out.verbatim(raw, terminated)?),
         }
     }
 
@@ -232,7 +201,7 @@ impl Rewriter<'_> {
         match f.id {
             Some(id) => {
                 let name = self.first_use(id).then(|| self.naming.names.name(name));
-                Ok(self.out.spec_id(key, id, name)?)
+                Ok(self.writer.out.spec_id(key, id, name)?)
             }
             None => self.emit_plain(key, IdSpace::Functions, name),
         }
@@ -245,8 +214,8 @@ impl Rewriter<'_> {
 
     /// Marks function id `id` as written; true the first time.
     fn first_use(&mut self, id: u64) -> bool {
-        let entry = self.part.tables.fns.get_mut(id).expect("resolved before");
-        !std::mem::replace(&mut entry.emitted, true)
+        debug_assert!(self.reader.fns.get(id).is_some(), "resolved before");
+        self.writer.defined.fns.insert(id)
     }
 }
 

@@ -76,7 +76,7 @@ impl Rewriter<'_> {
     /// with the input's file.
     pub(super) fn back_home(&mut self) -> Res {
         self.charge_to(None, 0)?;
-        self.switch_file(self.part.input.file)
+        self.switch_file(self.reader.current.file)
     }
 
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
@@ -110,12 +110,12 @@ impl Rewriter<'_> {
             return Ok(()); // only calls were moved: nothing ran of its own
         };
         let ident = self.naming.jit_ident(stretch.owner);
-        self.name_if_changed("cob", Space::Objects, ident.object, self.part.output.ob)?;
-        self.name_if_changed("cfi", Space::Files, ident.file, self.part.output.file)?;
+        self.name_if_changed("cob", Space::Objects, ident.object, self.writer.current.ob)?;
+        self.name_if_changed("cfi", Space::Files, ident.file, self.writer.current.file)?;
         let name = self.owner_name(stretch.owner);
         self.emit_named_fn("cfn", name)?;
         let cols = &self.cols;
-        self.out.composed(|buf| {
+        self.writer.out.composed(|buf| {
             buf.extend_from_slice(b"calls=");
             push_decimal(buf, count.max(1));
             buf.push(b' ');
@@ -183,16 +183,16 @@ impl Rewriter<'_> {
     /// Back to an address-named block's own function `own`, under the
     /// input's object and files (its lines are the input's again).
     fn switch_home(&mut self, own: FnRef) -> Res {
-        let (ob, fl) = (self.part.input.ob, self.part.input.fl);
-        self.name_if_changed("ob", Space::Objects, ob, self.part.output.ob)?;
-        self.name_if_changed("fl", Space::Files, fl, self.part.output.fl)?;
+        let (ob, fl) = (self.reader.current.ob, self.reader.current.fl);
+        self.name_if_changed("ob", Space::Objects, ob, self.writer.current.ob)?;
+        self.name_if_changed("fl", Space::Files, fl, self.writer.current.fl)?;
         (
-            self.part.output.ob,
-            self.part.output.fl,
-            self.part.output.file,
+            self.writer.current.ob,
+            self.writer.current.fl,
+            self.writer.current.file,
         ) = (ob, fl, fl);
         self.emit_fn_ref("fn", own)?;
-        self.part.pos.absolute_next = true;
+        self.writer.absolute_next = true;
         Ok(())
     }
 
@@ -205,16 +205,16 @@ impl Rewriter<'_> {
     /// `write_fn`); the next position absolute.
     fn switch_to(&mut self, symbol: SymbolId, write_fn: impl FnOnce(&mut Self) -> Res) -> Res {
         let ident = self.naming.jit_ident(symbol);
-        if self.part.output.ob != ident.object {
+        if self.writer.current.ob != ident.object {
             self.emit_sym("ob", Space::Objects, ident.object)?;
-            self.part.output.ob = ident.object;
+            self.writer.current.ob = ident.object;
         }
-        if self.part.output.fl != ident.file {
+        if self.writer.current.fl != ident.file {
             self.emit_sym("fl", Space::Files, ident.file)?;
-            (self.part.output.fl, self.part.output.file) = (ident.file, ident.file);
+            (self.writer.current.fl, self.writer.current.file) = (ident.file, ident.file);
         }
         write_fn(self)?;
-        self.part.pos.absolute_next = true;
+        self.writer.absolute_next = true;
         Ok(())
     }
 

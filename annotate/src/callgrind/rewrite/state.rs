@@ -1,17 +1,12 @@
-//! The reader state of one part, twice: what a reader of the *input* has
-//! as its current object, file and position, and what a reader of the
-//! *output* has. Where the two agree, a line means the same in both and
-//! is copied as it is; where our own lines made them differ, lines are
-//! re-encoded until they agree again.
+//! The rewrite's own state beside the two readers' (`reader.rs`: the
+//! input's; `writer.rs`: the output's): how positions are tracked, and
+//! which function the current lines belong to.
 
-use super::ids::{IdSet, NameSpace, Sym};
-use super::names::{FnEntry, FnRef};
+use super::ids::Sym;
+use super::names::FnRef;
 use super::naming::FnKind;
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
-
-use super::escape::Escapes;
-use super::ids::IdMap;
 use crate::symbols::SymbolId;
 
 /// How much of the input's position state the rewriter tracks.
@@ -36,73 +31,12 @@ pub(in crate::callgrind) struct Current {
 }
 
 impl Current {
-    fn new(none: Sym) -> Self {
+    pub fn new(none: Sym) -> Self {
         Current {
             ob: none,
             fl: none,
             file: none,
         }
-    }
-}
-
-/// The two readers' positions, and whether they mean the same.
-#[derive(Clone, Copy, Debug)]
-pub(in crate::callgrind) struct Positions {
-    /// The input reader's position, where `input_known` (see
-    /// [`input`](Self::input)).
-    input: Pos,
-    /// False where lines were copied without decoding them
-    /// ([`Tracking::Lazy`]).
-    input_known: bool,
-    /// The output reader's position.
-    pub output: Pos,
-    /// The output's position state means the same as the input's: a
-    /// relative position line may be copied as it is.
-    pub synced: bool,
-    /// The next position written must be absolute (the output's state is
-    /// not one a relative line could follow).
-    pub absolute_next: bool,
-}
-
-impl Default for Positions {
-    fn default() -> Self {
-        Positions {
-            input: [0; 3],
-            input_known: true,
-            output: [0; 3],
-            synced: true,
-            absolute_next: false,
-        }
-    }
-}
-
-impl Positions {
-    /// The input reader's position; `None` where lines were copied without
-    /// decoding them ([`Tracking::Lazy`]).
-    #[inline]
-    pub fn input(&self) -> Option<&Pos> {
-        self.input_known.then_some(&self.input)
-    }
-
-    /// The input reader moved to `pos`.
-    #[inline]
-    pub fn set_input(&mut self, pos: Pos) {
-        (self.input, self.input_known) = (pos, true);
-    }
-
-    /// A position line was copied without decoding it.
-    pub fn forget_input(&mut self) {
-        self.input_known = false;
-    }
-
-    /// We wrote a position line for `pos`, after the input's position was
-    /// set (the line's own, decoded).
-    #[inline]
-    pub fn wrote(&mut self, pos: Pos) {
-        debug_assert!(self.input_known);
-        self.output = pos;
-        self.absolute_next = false;
-        self.synced = self.input == pos;
     }
 }
 
@@ -124,9 +58,10 @@ pub(in crate::callgrind) struct Stretch {
 }
 
 /// Which function the current cost lines belong to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(in crate::callgrind) enum Block {
     /// Not a JIT function (or no function yet).
+    #[default]
     Native,
     /// An address-named function under `???` outside every JIT range.
     Unnamed(u64),
@@ -134,25 +69,11 @@ pub(in crate::callgrind) enum Block {
     Jit(SymbolId),
 }
 
-/// The name tables of one part (ids restart at each part).
+/// What the rewrite knows of the current function, in one part: which
+/// block the lines belong to, and the JIT code it jumped into (see
+/// `owner`).
 #[derive(Default)]
-pub(in crate::callgrind) struct Tables {
-    pub obs: NameSpace,
-    pub files: NameSpace,
-    pub fns: IdMap<FnEntry>,
-    /// Function ids of native functions the output has defined: the fast
-    /// lane copies their references without looking further.
-    pub native_written: IdSet,
-    /// Ids given to names that read as ids.
-    pub escapes: Escapes,
-}
-
-/// Reader state of one part.
 pub(in crate::callgrind) struct Part {
-    pub tables: Tables,
-    pub input: Current,
-    pub output: Current,
-    pub pos: Positions,
     pub block: Block,
     /// The `fn=` of the current JIT block, to write it again (see `owner`).
     pub block_fn: Option<FnRef>,
@@ -177,47 +98,5 @@ impl Part {
             (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
             _ => None,
         }
-    }
-
-    pub fn new(none: Sym) -> Self {
-        Part {
-            tables: Tables::default(),
-            input: Current::new(none),
-            output: Current::new(none),
-            pos: Positions::default(),
-            block: Block::Native,
-            block_fn: None,
-            charged: None,
-            who: None,
-            stretch: None,
-            last_own: None,
-        }
-    }
-
-    /// The output's object and function file are the input's: a `fn=`
-    /// line means the same function in both.
-    pub fn same_function_names(&self) -> bool {
-        self.output.ob == self.input.ob && self.output.fl == self.input.fl
-    }
-
-    /// The output's object and current file are the input's: a call's
-    /// `cob=`/`cfi=` defaults mean the same in both.
-    pub fn same_call_defaults(&self) -> bool {
-        self.output.ob == self.input.ob && self.output.file == self.input.file
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_written_position_is_in_sync_only_where_it_equals_the_input_one() {
-        let mut pos = Positions::default();
-        pos.set_input([5, 7, 0]);
-        pos.wrote([5, 7, 0]);
-        assert!(pos.synced && !pos.absolute_next && pos.output == [5, 7, 0]);
-        pos.wrote([5, 9, 0]);
-        assert!(!pos.synced);
     }
 }

@@ -17,7 +17,7 @@ impl Rewriter<'_> {
         if let Some(pos) = self.quick_target(text) {
             return Ok(pos);
         }
-        if let Some(state) = self.part.pos.input() {
+        if let Some(state) = self.reader.pos() {
             return Ok(self.cols.decode(text, state)?.0);
         }
         self.cols
@@ -35,7 +35,7 @@ impl Rewriter<'_> {
             return None;
         }
         let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.part.pos.input().copied() {
+        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
             Some(state) => (state, quick::instr_line(text, &state)?),
             None => (Pos::default(), quick::absolute_instr_line(text)?),
         };
@@ -112,17 +112,17 @@ impl Rewriter<'_> {
         unchanged: bool,
     ) -> Res {
         if unchanged {
-            return Ok(self.out.verbatim(line.raw, true)?);
+            return Ok(self.writer.out.verbatim(line.raw, true)?);
         }
-        let mut text = std::mem::take(&mut self.buf);
+        let mut text = std::mem::take(&mut self.writer.buf);
         text.clear();
         text.extend_from_slice(line.count);
         text.push(b' ');
-        let absolute = self.part.pos.input().is_none() || self.part.pos.absolute_next;
+        let absolute = self.reader.pos().is_none() || self.writer.absolute_next;
         self.cols
-            .encode(&mut text, &target, &self.part.pos.output, absolute);
-        let result = self.out.spec(line.key, &text);
-        self.buf = text;
+            .encode(&mut text, &target, &self.writer.pos, absolute);
+        let result = self.writer.out.spec(line.key, &text);
+        self.writer.buf = text;
         Ok(result?)
     }
 }
