@@ -36,7 +36,7 @@ impl std::error::Error for RewriteError {}
 
 /// Why a pass stopped: an error, or (only where native positions are
 /// copied undecoded) a relative position it cannot place, after which
-/// [`rewrite`](super::rewrite) decodes every position.
+/// [`rewrite`](fn@super::rewrite) decodes every position.
 #[derive(Debug)]
 pub(super) enum Stop {
     Error(RewriteError),

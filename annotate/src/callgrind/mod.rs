@@ -1,7 +1,7 @@
 //! The callgrind profile rewriter: every JIT pseudo-function named after
 //! its symbol, consistently for KCachegrind and callgrind_annotate.
 //!
-//! [`rewrite`] is the whole of it for a caller. Inside, a profile goes
+//! [`rewrite()`] is the whole of it for a caller. Inside, a profile goes
 //! through three layers (docs/architecture.md follows one line through
 //! them):
 //!
@@ -14,7 +14,7 @@
 //! - `rewrite`: the meaning, one function per kind of line, with the
 //!   reader state of the input and of the output side by side.
 //!
-//! [`format`] holds the line format for all of them.
+//! `format` holds the line format for all of them.
 
 mod error;
 mod fast;

@@ -56,7 +56,7 @@ impl Rewriter<'_> {
 
     /// The position, costs and first cost of a JIT block's cost line in
     /// one pass, where positions are tracked and the line has the common
-    /// form of `positions: instr line` (see [`position::instr_line`]);
+    /// form of `positions: instr line` (see [`quick::instr_line`]);
     /// `None` for any other line, which [`decode`](Self::decode) reads.
     #[inline]
     fn quick_decode<'a>(&self, text: &'a [u8]) -> Option<(Pos, &'a [u8], u64)> {

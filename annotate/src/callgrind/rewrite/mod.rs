@@ -2,8 +2,9 @@
 //! back with every JIT pseudo-function renamed, consistently for both
 //! readers.
 //!
-//! Two views of the reader state are kept side by side ([`state`]): what
-//! a reader of the *input* sees and what a reader of the *output* sees.
+//! Two views of the reader state are kept side by side: what a reader of
+//! the *input* sees ([`reader`]) and what a reader of the *output* sees
+//! ([`writer`], which also holds the output).
 //! Lines are copied verbatim while the two agree; where they differ
 //! (inside JIT blocks, and right after them) lines are re-encoded and
 //! `ob=`/`fl=`/`cob=`/`cfi=` lines are added so every function resolves

@@ -1,6 +1,6 @@
 //! Reading on a second thread: a reader thread fills chunks of 256 KiB
 //! ahead of the rewriter and marks the lines that are not plain cost
-//! lines ([`plain_lines`](super::plain_lines)), so the time the system
+//! lines ([`plain_lines`](crate::callgrind::format::plain_lines)), so the time the system
 //! spends reading, and that scan, overlap the rewriting. Each chunk keeps
 //! room in front of its data, so the unfinished line of the chunk before
 //! can be put there without moving the new data.
