@@ -1,18 +1,21 @@
 //! Writing a call or jump group: the callee's names (a JIT callee's own
-//! object and file), the `calls=`/`jump=` line with its target, and the
-//! position line of the call site (with its source line in JIT code).
-//! Calls between pieces of one JIT function are folded into self cost,
-//! but between two of its recursion levels, which stay calls.
+//! object and file), the `calls=`/`jump=` line with its target (decoded
+//! against the input's state, which targets never move, and given its
+//! source line where it lies in JIT code), and the position line of the
+//! call site (with its source line in JIT code). Calls between pieces of
+//! one JIT function are folded into self cost, but between two of its
+//! recursion levels, which stay calls.
 
 use super::group::{Group, Named, Parsed};
 use super::ids::Sym;
-use super::names::{FnRef, Space};
 use super::naming::FnKind;
+use super::reader::{FnRef, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{naming, Res, Rewriter};
+use super::{naming, Fail, Res, Rewriter};
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::position::{first_cost, Column, Pos};
+use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -219,15 +222,8 @@ impl Rewriter<'_> {
                     Space::Objects,
                     parsed.ob.as_ref(),
                     self.reader.current.ob,
-                    self.writer.current.ob,
                 )?;
-                self.keep_or_name(
-                    "cfi",
-                    Space::Files,
-                    parsed.file.as_ref(),
-                    file,
-                    self.writer.current.file,
-                )?;
+                self.keep_or_name("cfi", Space::Files, parsed.file.as_ref(), file)?;
             }
         }
         let (raw, _) = parsed.func.expect("a call has a cfn=");
@@ -269,32 +265,111 @@ impl Rewriter<'_> {
         }
     }
 
-    pub(super) fn name_if_changed(
-        &mut self,
-        key: &str,
-        space: Space,
-        want: Sym,
-        current: Sym,
-    ) -> Res {
-        if want != current {
-            self.emit_sym(key, space, want)?;
-        }
-        Ok(())
-    }
-
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
-    /// object/file explicitly where the output's default no longer fits.
-    fn keep_or_name(
-        &mut self,
-        key: &str,
-        space: Space,
-        given: Option<&Named>,
-        want: Sym,
-        current: Sym,
-    ) -> Res {
+    /// object/file (`want`) where the output's default no longer fits.
+    fn keep_or_name(&mut self, key: &str, space: Space, given: Option<&Named>, want: Sym) -> Res {
+        let current = match space {
+            Space::Objects => self.writer.current.ob,
+            Space::Files => self.writer.current.file,
+        };
         match given {
             Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
             None => self.name_if_changed(key, space, want, current),
+        }
+    }
+}
+
+/// Call and jump targets.
+impl Rewriter<'_> {
+    /// A call or jump target relative to the input's state (targets never
+    /// move the state).
+    pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
+        if let Some(pos) = self.quick_target(text) {
+            return Ok(pos);
+        }
+        if let Some(state) = self.reader.pos() {
+            return Ok(self.cols.decode(text, state)?.0);
+        }
+        self.cols
+            .decode_absolute(text)
+            .map(|d| d.0)
+            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))
+    }
+
+    /// A target of the common `instr line` form, after one blank, read in
+    /// one pass (see [`quick::instr_line`]); `None` for any other, which
+    /// [`decode_target`](Self::decode_target) reads.
+    #[inline]
+    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
+        if !self.cols.is_instr_line() {
+            return None;
+        }
+        let text = text.strip_prefix(b" ")?;
+        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
+            Some(state) => (state, quick::instr_line(text, &state)?),
+            None => (Pos::default(), quick::absolute_instr_line(text)?),
+        };
+        (pos[0], pos[1]) = (addr, line);
+        Some(pos)
+    }
+
+    /// A target inside JIT code gets its source line (a JIT callee's, or
+    /// any target of a jump in a JIT block).
+    pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
+        if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
+            return self.jit_target_pos(target, kind);
+        }
+        match (self.part.block, self.cols.index(Column::Instr)) {
+            (Block::Jit(symbol), Some(_)) => self.naming.locate(&self.cols, symbol, target).2,
+            (Block::Unnamed(_), Some(_)) => self
+                .naming
+                .jit_at(&self.cols, target)
+                .map_or(target, |(_, _, at)| at),
+            _ => target,
+        }
+    }
+
+    /// The target of a call into JIT code from native code: decoded if it
+    /// can be, else the pseudo-function's own address (callgrind names each
+    /// one after its call target), with its source line.
+    pub(super) fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
+        let target = match self.decode_target(text) {
+            Ok(t) => t,
+            Err(Fail::NeedsExact) => [0; 3],
+            Err(e) => return Err(e),
+        };
+        Ok(self.jit_target_pos(target, callee))
+    }
+
+    /// A target in JIT pseudo-function `callee` with its source line: the
+    /// line table's where addresses are known, else the function's own
+    /// line.
+    fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
+        let FnKind::Jit {
+            symbol, addr, line, ..
+        } = callee
+        else {
+            unreachable!("a JIT callee")
+        };
+        match (
+            self.cols.index(Column::Instr),
+            self.cols.index(Column::Line),
+        ) {
+            (Some(i), li) => {
+                if target[i] == 0 {
+                    target[i] = addr;
+                }
+                match li {
+                    Some(li) if target[i] == addr => target[li] = u64::from(line),
+                    _ => target = self.naming.locate(&self.cols, symbol, target).2,
+                }
+                target
+            }
+            (None, Some(li)) => {
+                target[li] = u64::from(self.naming.table.symbol(symbol).line);
+                target
+            }
+            (None, None) => target,
         }
     }
 }

@@ -1,44 +1,12 @@
 //! Position lines: copied while the output's reader state equals the
 //! input's, decoded and re-encoded (with source lines) inside JIT blocks.
 
-use super::ids::Sym;
-use super::names::Space;
 use super::state::Block;
 use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::position::{first_cost, Pos};
 use crate::callgrind::format::quick;
 
 impl Rewriter<'_> {
-    /// Switches the output's current file with `fi=`/`fe=`.
-    pub(in crate::callgrind) fn switch_file(&mut self, file: Sym) -> Res {
-        if file == self.writer.current.file {
-            return Ok(());
-        }
-        let key = if file == self.writer.current.fl {
-            "fe"
-        } else {
-            "fi"
-        };
-        self.emit_sym(key, Space::Files, file)?;
-        self.writer.current.file = file;
-        Ok(())
-    }
-
-    /// Writes a position line for `pos` (relative to the output state,
-    /// absolute where that is unknown) followed by `costs`.
-    pub(in crate::callgrind) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
-        let (cols, prev, absolute) = (&self.cols, &self.writer.pos, self.writer.absolute_next);
-        self.writer.out.composed(|buf| {
-            cols.encode(buf, &pos, prev, absolute);
-            if !costs.is_empty() {
-                buf.push(b' ');
-                buf.extend_from_slice(costs);
-            }
-        })?;
-        self.writer.wrote(pos, self.reader.last_pos());
-        Ok(())
-    }
-
     /// Decodes a position line against the input's state. Where fast mode
     /// has not tracked that state, only absolute values can be placed.
     pub(in crate::callgrind) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {

@@ -2,8 +2,8 @@
 //! function's `fn=` brings its own object and file (written where the
 //! output's current ones differ); leaving its block brings the file back.
 
-use super::names::Space;
 use super::naming::FnKind;
+use super::reader::Space;
 use super::reentry::Who;
 use super::state::Block;
 use super::{Res, Rewriter};

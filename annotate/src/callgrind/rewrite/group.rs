@@ -4,7 +4,7 @@
 //! first, then the callee's names, then the call and its position.
 
 use super::ids::Sym;
-use super::names::{FnRef, Space};
+use super::reader::{FnRef, Space};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, Key, NameRef};
 

@@ -22,12 +22,14 @@
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
-//! What a name stands for (native code, a JIT range, an address-named
-//! stub) and the object, file and line JIT code is written under come
-//! from [`naming`], which holds no reader or output state; names are
-//! resolved against the reader's id tables and written in names.rs (ids
-//! in ids.rs); call and jump targets in target.rs. The fast path (`fast/`) calls the same
-//! functions for the lines it does not copy itself.
+//! The three parts, each a type of its own: [`reader`] (the input's id
+//! tables, current names and position, and names resolved against them),
+//! [`naming`] (what a name stands for: native code, a JIT range, an
+//! address-named stub; and the object, file and line JIT code is written
+//! under; no reader or output state) and [`writer`] (the output, its
+//! state, and the functions that write names and positions). The fast
+//! path (`fast/`) calls the same functions for the lines it does not copy
+//! itself.
 
 mod call;
 mod cost;
@@ -37,13 +39,11 @@ mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
-pub(in crate::callgrind) mod names;
 pub(in crate::callgrind) mod naming;
 mod owner;
 pub(in crate::callgrind) mod reader;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
-mod target;
 #[cfg(test)]
 mod tests;
 pub(in crate::callgrind) mod writer;
@@ -61,8 +61,8 @@ use state::{Block, Part, Tracking};
 use writer::Writer;
 
 pub(in crate::callgrind) use group::Group;
-pub(in crate::callgrind) use names::{FnRef, Space};
 pub(in crate::callgrind) use naming::FnKind;
+pub(in crate::callgrind) use reader::{FnRef, Space};
 
 /// A failure inside one line's handling.
 pub(in crate::callgrind) enum Fail {

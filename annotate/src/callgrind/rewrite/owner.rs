@@ -22,8 +22,8 @@
 //! already (tests/c/native_tail.c).
 
 use super::ids::Sym;
-use super::names::{FnRef, Space};
 use super::naming::FnKind;
+use super::reader::{FnRef, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;

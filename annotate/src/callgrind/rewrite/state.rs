@@ -3,8 +3,8 @@
 //! which function the current lines belong to.
 
 use super::ids::Sym;
-use super::names::FnRef;
 use super::naming::FnKind;
+use super::reader::FnRef;
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 use crate::symbols::SymbolId;

@@ -5,10 +5,13 @@
 //! both and is copied as it is; where our own lines made them differ,
 //! lines are re-encoded until they agree again.
 
-use super::escape::Escapes;
+use super::escape::{reads_as_id, Escapes, IdSpace};
 use super::ids::{IdSet, Sym};
-use super::names::Space;
+use super::naming::FnKind;
+use super::reader::{FnRef, Space};
 use super::state::Current;
+use super::{Res, Rewriter};
+use crate::callgrind::format::line::{CountLine, NameRef};
 use crate::callgrind::format::position::Pos;
 use crate::callgrind::stream::out::Out;
 
@@ -95,5 +98,172 @@ impl Writer {
         self.pos = pos;
         self.absolute_next = false;
         self.synced = *input == pos;
+    }
+}
+
+/// Writing lines: names as the output's id tables have them, positions
+/// against the output's state.
+impl Rewriter<'_> {
+    /// Writes an input `ob`/`fl`-like line, turning a reference into a
+    /// definition where the output has not defined the id yet.
+    pub(in crate::callgrind) fn emit_input_name(
+        &mut self,
+        space: Space,
+        raw: &[u8],
+        nr: NameRef,
+        terminated: bool,
+    ) -> Res {
+        let Some(id) = nr.id else {
+            return Ok(self.writer.out.verbatim(raw, terminated)?);
+        };
+        let sym = self.reader.name_of(space, id).expect("resolved before");
+        let first = self.writer.defined.space_mut(space).insert(id);
+        if first && nr.name.is_none() {
+            let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
+                .unwrap_or("fl");
+            let name = self.naming.names.name(sym);
+            return Ok(self.writer.out.spec_id(key, id, Some(name))?);
+        }
+        Ok(self.writer.out.verbatim(raw, terminated)?)
+    }
+
+    /// Writes `key=` naming `sym`: by an id the input defined for that
+    /// name if any (defining it if needed), else as a plain string.
+    pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
+        let Some(id) = self.reader.space_mut(space).first_id(sym) else {
+            return self.emit_plain(key, space.ids(), sym);
+        };
+        let first = self.writer.defined.space_mut(space).insert(id);
+        let name = first.then(|| self.naming.names.name(sym));
+        Ok(self.writer.out.spec_id(key, id, name)?)
+    }
+
+    /// Writes `key=` naming `sym` where the input has no id for it: as a
+    /// plain string, or with an id of its own where the string would read
+    /// as an id (see `escape`).
+    fn emit_plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
+        let name = self.naming.names.name(sym);
+        if !reads_as_id(name) {
+            return Ok(self.writer.out.spec(key, name)?);
+        }
+        let (id, first) = self.writer.escapes.id_for(space, sym);
+        Ok(self.writer.out.spec_id(key, id, first.then_some(name))?)
+    }
+
+    /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
+    /// else the input line (a reference becomes a definition if needed).
+    pub(in crate::callgrind) fn emit_fn(
+        &mut self,
+        key: &str,
+        raw: &[u8],
+        f: FnRef,
+        terminated: bool,
+    ) -> Res {
+        if let FnKind::Jit { .. } | FnKind::Renamed(_) = f.kind {
+            return self.emit_fn_ref(key, f);
+        }
+        let first = f.id.is_some_and(|id| self.first_use(id));
+        match f.id {
+            Some(id) if first && !f.defines => {
+                let name = self.naming.names.name(f.name);
+                Ok(self.writer.out.spec_id(key, id, Some(name))?)
+            }
+            _ => Ok(self.writer.out.verbatim(raw, terminated)?),
+        }
+    }
+
+    /// Writes a `fn`-space line for `f` by its id where it has one (the
+    /// name too where the output has not defined it), else by the name it
+    /// is written under: a JIT function's or a renamed native one's new
+    /// name, anything else's own.
+    pub(in crate::callgrind) fn emit_fn_ref(&mut self, key: &str, f: FnRef) -> Res {
+        let name = match f.kind {
+            FnKind::Jit { name, .. } | FnKind::Renamed(name) => name,
+            FnKind::Native | FnKind::Unnamed(_) => f.name,
+        };
+        match f.id {
+            Some(id) => {
+                let name = self.first_use(id).then(|| self.naming.names.name(name));
+                Ok(self.writer.out.spec_id(key, id, name)?)
+            }
+            None => self.emit_plain(key, IdSpace::Functions, name),
+        }
+    }
+
+    /// Writes a `fn`-space line naming `name` without an id of the input's.
+    pub(super) fn emit_named_fn(&mut self, key: &str, name: Sym) -> Res {
+        self.emit_plain(key, IdSpace::Functions, name)
+    }
+
+    /// Marks function id `id` as written; true the first time.
+    fn first_use(&mut self, id: u64) -> bool {
+        debug_assert!(self.reader.fns.get(id).is_some(), "resolved before");
+        self.writer.defined.fns.insert(id)
+    }
+
+    /// Switches the output's current file with `fi=`/`fe=`.
+    pub(in crate::callgrind) fn switch_file(&mut self, file: Sym) -> Res {
+        if file == self.writer.current.file {
+            return Ok(());
+        }
+        let key = if file == self.writer.current.fl {
+            "fe"
+        } else {
+            "fi"
+        };
+        self.emit_sym(key, Space::Files, file)?;
+        self.writer.current.file = file;
+        Ok(())
+    }
+
+    /// Writes a position line for `pos` (relative to the output state,
+    /// absolute where that is unknown) followed by `costs`.
+    pub(in crate::callgrind) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
+        let (cols, prev, absolute) = (&self.cols, &self.writer.pos, self.writer.absolute_next);
+        self.writer.out.composed(|buf| {
+            cols.encode(buf, &pos, prev, absolute);
+            if !costs.is_empty() {
+                buf.push(b' ');
+                buf.extend_from_slice(costs);
+            }
+        })?;
+        self.writer.wrote(pos, self.reader.last_pos());
+        Ok(())
+    }
+
+    pub(super) fn name_if_changed(
+        &mut self,
+        key: &str,
+        space: Space,
+        want: Sym,
+        current: Sym,
+    ) -> Res {
+        if want != current {
+            self.emit_sym(key, space, want)?;
+        }
+        Ok(())
+    }
+
+    /// The `calls=`/`jump=` line: as it was, or with its target written
+    /// out (absolutely where the output's state is not known).
+    pub(super) fn write_count_line(
+        &mut self,
+        line: CountLine,
+        target: Pos,
+        unchanged: bool,
+    ) -> Res {
+        if unchanged {
+            return Ok(self.writer.out.verbatim(line.raw, true)?);
+        }
+        let mut text = std::mem::take(&mut self.writer.buf);
+        text.clear();
+        text.extend_from_slice(line.count);
+        text.push(b' ');
+        let absolute = self.reader.pos().is_none() || self.writer.absolute_next;
+        self.cols
+            .encode(&mut text, &target, &self.writer.pos, absolute);
+        let result = self.writer.out.spec(line.key, &text);
+        self.writer.buf = text;
+        Ok(result?)
     }
 }
