@@ -15,7 +15,7 @@ use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::callgrind::rewrite::reentry::Who;
-use crate::callgrind::rewrite::state::Block;
+use crate::callgrind::rewrite::state::{Block, Sets};
 use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
 /// What the lane did with a line.
@@ -98,13 +98,11 @@ impl Lane {
             b'c' => self.held.pass_call_line(rw, line),
             _ if !self.held.is_empty() => None,
             b'f' if line.starts_with(b"fn=") => self.pass_function(rw, &line[3..], None),
-            b'f' if line.starts_with(b"fl=") => self.pass_name(rw, Space::Files, true, &line[3..]),
+            b'f' if line.starts_with(b"fl=") => self.pass_name(rw, Sets::FunctionFile, &line[3..]),
             b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
-                self.pass_name(rw, Space::Files, false, &line[3..])
+                self.pass_name(rw, Sets::File, &line[3..])
             }
-            b'o' if line.starts_with(b"ob=") => {
-                self.pass_name(rw, Space::Objects, true, &line[3..])
-            }
+            b'o' if line.starts_with(b"ob=") => self.pass_name(rw, Sets::Object, &line[3..]),
             _ => None,
         }
     }
@@ -118,20 +116,11 @@ impl Lane {
             IdKey::Cfn => (3, Space::Files),
             _ if !self.held.is_empty() => return None,
             IdKey::Fn => return self.pass_function(rw, &line[3..], Some(id)),
-            IdKey::Ob => {
-                return set_name(
-                    rw,
-                    Space::Objects,
-                    true,
-                    written_id(rw, Space::Objects, id)?,
-                )
-            }
+            IdKey::Ob => return set_name(rw, Sets::Object, written_id(rw, Space::Objects, id)?),
             IdKey::Fl => {
-                return set_name(rw, Space::Files, true, written_id(rw, Space::Files, id)?)
+                return set_name(rw, Sets::FunctionFile, written_id(rw, Space::Files, id)?)
             }
-            IdKey::Fi => {
-                return set_name(rw, Space::Files, false, written_id(rw, Space::Files, id)?)
-            }
+            IdKey::Fi => return set_name(rw, Sets::File, written_id(rw, Space::Files, id)?),
         };
         self.held.enter_stage(stage)?;
         match key {
@@ -149,22 +138,17 @@ impl Lane {
         Some(Pass::Copied)
     }
 
-    /// `ob=`/`fl=` (`sets_function_file`) or `fi=`/`fe=`: kept as written
-    /// where the value can be (a definition, marked as written; a plain
-    /// name; an id the output has defined).
-    fn pass_name(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        space: Space,
-        sets_function_file: bool,
-        value: &[u8],
-    ) -> Option<Pass> {
+    /// `ob=`, `fl=` or `fi=`/`fe=` (`which`): kept as written where the
+    /// value can be (a definition, marked as written; a plain name; an id
+    /// the output has defined).
+    fn pass_name(&mut self, rw: &mut Rewriter<'_>, which: Sets, value: &[u8]) -> Option<Pass> {
+        let space = which.space();
         let (sym, defines) = known_name(rw, space, value)?;
         if let Some(id) = defines {
             rw.reader.name_of(space, id)?;
             rw.writer.defined.space_mut(space).insert(id);
         }
-        set_name(rw, space, sets_function_file, sym)
+        set_name(rw, which, sym)
     }
 
     /// `fn=` of a native function, when no object or file line is owed;
@@ -348,23 +332,12 @@ impl HeldCall {
     }
 }
 
-/// The reader state after a copied `ob=`/`fl=` (`sets_function_file`) or
-/// `fi=`/`fe=` naming `sym`.
-#[inline]
-fn set_name(
-    rw: &mut Rewriter<'_>,
-    space: Space,
-    sets_function_file: bool,
-    sym: Sym,
-) -> Option<Pass> {
-    let (input, output) = (&mut rw.reader.current, &mut rw.writer.current);
-    match (space, sets_function_file) {
-        (Space::Objects, _) => (input.ob, output.ob) = (sym, sym),
-        (Space::Files, true) => {
-            (input.fl, input.file, output.fl, output.file) = (sym, sym, sym, sym)
-        }
-        (Space::Files, false) => (input.file, output.file) = (sym, sym),
-    }
+/// Both readers' state after a copied `ob=`, `fl=` or `fi=`/`fe=` line
+/// setting `which` to `sym`.
+#[inline(always)]
+fn set_name(rw: &mut Rewriter<'_>, which: Sets, sym: Sym) -> Option<Pass> {
+    rw.reader.current.set(which, sym);
+    rw.writer.current.set(which, sym);
     rw.part.block = Block::Native;
     Some(Pass::Copied)
 }

@@ -5,7 +5,7 @@
 use super::naming::FnKind;
 use super::reader::Space;
 use super::reentry::Who;
-use super::state::Block;
+use super::state::{Block, Sets};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::Key;
 
@@ -16,33 +16,24 @@ impl Rewriter<'_> {
             Key::Ob | Key::Fl => {
                 self.end_block()?;
                 self.part.block = Block::Native;
-                let space = if key == Key::Ob {
-                    Space::Objects
-                } else {
-                    Space::Files
+                let which = match key {
+                    Key::Ob => Sets::Object,
+                    _ => Sets::FunctionFile,
                 };
-                let (sym, nr) = self.name_value(space, value)?;
-                self.emit_input_name(space, raw, nr, terminated)?;
-                if key == Key::Ob {
-                    (self.reader.current.ob, self.writer.current.ob) = (sym, sym);
-                } else {
-                    (
-                        self.reader.current.fl,
-                        self.reader.current.file,
-                        self.writer.current.fl,
-                        self.writer.current.file,
-                    ) = (sym, sym, sym, sym);
-                }
+                let (sym, nr) = self.name_value(which.space(), value)?;
+                self.emit_input_name(which.space(), raw, nr, terminated)?;
+                self.reader.current.set(which, sym);
+                self.writer.current.set(which, sym);
                 Ok(())
             }
             Key::Fi | Key::Fe => {
                 let (sym, nr) = self.name_value(Space::Files, value)?;
-                self.reader.current.file = sym;
+                self.reader.current.set(Sets::File, sym);
                 if let Block::Jit(_) = self.part.block {
                     return Ok(()); // JIT blocks get their files from the line table
                 }
                 self.emit_input_name(Space::Files, raw, nr, terminated)?;
-                self.writer.current.file = sym;
+                self.writer.current.set(Sets::File, sym);
                 Ok(())
             }
             Key::Fn => self.function(raw, value, terminated),

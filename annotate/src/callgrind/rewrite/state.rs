@@ -4,7 +4,7 @@
 
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::FnRef;
+use super::reader::{FnRef, Space};
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 use crate::symbols::SymbolId;
@@ -36,6 +36,37 @@ impl Current {
             ob: none,
             fl: none,
             file: none,
+        }
+    }
+
+    /// The names after a line setting `which` to `sym`.
+    #[inline(always)]
+    pub fn set(&mut self, which: Sets, sym: Sym) {
+        match which {
+            Sets::Object => self.ob = sym,
+            Sets::FunctionFile => (self.fl, self.file) = (sym, sym),
+            Sets::File => self.file = sym,
+        }
+    }
+}
+
+/// Which current name an `ob=`, `fl=` or `fi=`/`fe=` line sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum Sets {
+    /// `ob=`: the object.
+    Object,
+    /// `fl=`: the function's file (and so the current file).
+    FunctionFile,
+    /// `fi=`/`fe=`: the file of the cost lines.
+    File,
+}
+
+impl Sets {
+    /// The id space of the names it sets.
+    pub fn space(self) -> Space {
+        match self {
+            Sets::Object => Space::Objects,
+            Sets::FunctionFile | Sets::File => Space::Files,
         }
     }
 }
