@@ -42,7 +42,7 @@ impl Lane {
     /// rewritten.
     #[inline]
     pub(super) fn open(rw: &Rewriter<'_>) -> bool {
-        rw.copies_verbatim() && rw.group.is_empty() && rw.in_body()
+        rw.copies_verbatim() && rw.reader.group.is_empty() && rw.in_body()
     }
 
     /// Forgets the held lines: the rewriter is to see them.
@@ -84,7 +84,7 @@ impl Lane {
 
     fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
         let (Some(&first), Some(&last)) = (line.first(), line.last()) else {
-            let free = self.held.is_empty() && rw.group.is_empty();
+            let free = self.held.is_empty() && rw.reader.group.is_empty();
             return free.then_some(Pass::Copied);
         };
         if last == b'\r' {

@@ -6,10 +6,10 @@
 //! one JIT function are folded into self cost, but between two of its
 //! recursion levels, which stay calls.
 
-use super::group::{Group, Named, Parsed};
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::{FnRef, Space};
+use super::reader::{Group, NameLine, Parsed};
 use super::reentry::Who;
 use super::state::Block;
 use super::{naming, Fail, Res, Rewriter};
@@ -267,12 +267,12 @@ impl Rewriter<'_> {
 
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
     /// object/file (`want`) where the output's default no longer fits.
-    fn keep_or_name(&mut self, key: &str, space: Space, given: Option<&Named>, want: Sym) -> Res {
+    fn keep_or_name(&mut self, key: &str, space: Space, line: Option<&NameLine>, want: Sym) -> Res {
         let current = match space {
             Space::Objects => self.writer.current.ob,
             Space::Files => self.writer.current.file,
         };
-        match given {
+        match line {
             Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
             None => self.name_if_changed(key, space, want, current),
         }

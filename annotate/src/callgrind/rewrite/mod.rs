@@ -17,8 +17,8 @@
 //! | `version:` `events:` `positions:` `totals:` … | `header` | header.rs |
 //! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
 //! | `fn=` | `function` | function.rs |
-//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered) | group.rs |
-//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | group.rs, call.rs |
+//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | reader.rs |
+//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | reader.rs, call.rs |
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
@@ -35,7 +35,6 @@ mod call;
 mod cost;
 mod escape;
 mod function;
-mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
@@ -60,7 +59,6 @@ use reader::Reader;
 use state::{Block, Part, Tracking};
 use writer::Writer;
 
-pub(in crate::callgrind) use group::Group;
 pub(in crate::callgrind) use naming::FnKind;
 pub(in crate::callgrind) use reader::{FnRef, Space};
 
@@ -108,8 +106,6 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     /// The part's position columns.
     pub cols: Columns,
     pub part: Part,
-    /// The call or jump group being read.
-    pub group: Group,
     stats: Stats,
     /// Self cost per JIT symbol (on the hot path).
     jit_costs: JitCosts,
@@ -137,7 +133,6 @@ impl<'t> Rewriter<'t> {
             writer: Writer::new(out, none),
             cols: Columns::default(),
             part: Part::default(),
-            group: Group::default(),
             stats: Stats::default(),
             jit_costs: JitCosts::new(table.len()),
             tracking,
@@ -158,16 +153,16 @@ impl<'t> Rewriter<'t> {
         self.cut_line |= !terminated && !raw.is_empty();
         let parsed = classify(raw)?;
         match parsed {
-            Line::Spec { key, value } if group::is_group_key(key) => {
+            Line::Spec { key, value } if reader::is_group_key(key) => {
                 self.group_line(key, raw, value)
             }
-            Line::Position(text) if self.group.awaits_position() => {
+            Line::Position(text) if self.reader.group.awaits_position() => {
                 self.finish_group(raw, text, terminated)
             }
-            _ if self.group.awaits_position() => {
+            _ if self.reader.group.awaits_position() => {
                 Err("expected a position line after calls=/jump=/jcnd=".into())
             }
-            _ if !self.group.is_empty() => {
+            _ if !self.reader.group.is_empty() => {
                 Err("a call (cfn=/calls=) or jump (jump=/jcnd=) is not finished".into())
             }
             Line::Blank | Line::Comment => Ok(self.writer.out.verbatim(raw, terminated)?),
@@ -183,13 +178,13 @@ impl<'t> Rewriter<'t> {
     pub(in crate::callgrind) fn takes_position(&self, line: &[u8]) -> bool {
         super::format::line::starts_position(line)
             && line.last() != Some(&b'\r')
-            && self.group.is_empty()
+            && self.reader.group.is_empty()
     }
 
     /// Ends the rewrite: the counts, and the work of a second pass where
     /// re-entries are to be taken out of arcs (see `reentry`).
     pub(in crate::callgrind) fn finish(mut self) -> Res<(Stats, Option<reentry::Plan>)> {
-        if !self.group.is_empty() {
+        if !self.reader.group.is_empty() {
             return Err("file ends inside a call or jump".into());
         }
         self.end_block()?;
