@@ -4,7 +4,7 @@
 
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::{FnRef, Space};
+use super::reader::FnRef;
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 use crate::symbols::SymbolId;
@@ -19,56 +19,6 @@ pub(in crate::callgrind) enum Tracking {
     Lazy,
     /// Every position line is decoded (any valid input).
     Every,
-}
-
-/// The names a reader has as current: `ob=`, `fl=` (the function's file)
-/// and `fi=`/`fe=` (the file of the cost lines).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) struct Current {
-    pub ob: Sym,
-    pub fl: Sym,
-    pub file: Sym,
-}
-
-impl Current {
-    pub fn new(none: Sym) -> Self {
-        Current {
-            ob: none,
-            fl: none,
-            file: none,
-        }
-    }
-
-    /// The names after a line setting `which` to `sym`.
-    #[inline(always)]
-    pub fn set(&mut self, which: Sets, sym: Sym) {
-        match which {
-            Sets::Object => self.ob = sym,
-            Sets::FunctionFile => (self.fl, self.file) = (sym, sym),
-            Sets::File => self.file = sym,
-        }
-    }
-}
-
-/// Which current name an `ob=`, `fl=` or `fi=`/`fe=` line sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) enum Sets {
-    /// `ob=`: the object.
-    Object,
-    /// `fl=`: the function's file (and so the current file).
-    FunctionFile,
-    /// `fi=`/`fe=`: the file of the cost lines.
-    File,
-}
-
-impl Sets {
-    /// The id space of the names it sets.
-    pub fn space(self) -> Space {
-        match self {
-            Sets::Object => Space::Objects,
-            Sets::FunctionFile | Sets::File => Space::Files,
-        }
-    }
 }
 
 /// Code of another JIT function the current block jumped into: written
