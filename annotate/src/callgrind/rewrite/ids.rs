@@ -217,7 +217,9 @@ mod tests {
         for id in ids() {
             assert_eq!(set.insert(id), reference.insert(id), "id {id}");
         }
-        for id in [64, u64::MAX, 5] {
+        // Ids in the set, in each word position and beyond the dense
+        // range, and one never added.
+        for id in [63, 64, 65, u64::MAX, 5] {
             set.remove(id);
             reference.remove(&id);
         }

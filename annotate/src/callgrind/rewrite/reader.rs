@@ -1,11 +1,11 @@
 //! The input's reader state: what a reader of the input has as its id
 //! tables, its current object and files, its position, and the call or
 //! jump group it is reading (buffered up to its position line, then
-//! written as one unit by `call.rs`); and names resolved against it (`name_value`, `resolve_fn`, what a function id
-//! stands for from [`naming`](super::naming)). Lines of the input change
-//! it, whether they are copied or rewritten; the output's state
-//! (`writer.rs`) is kept beside it, and where the two agree a line means
-//! the same in both.
+//! written as one unit by `call.rs`); and names resolved against it
+//! (`name_value`, `resolve_fn`; what a function name stands for comes
+//! from [`naming`](super::naming)). Lines of the input change it, whether
+//! they are copied or rewritten; the output's state (`writer.rs`) is kept
+//! beside it, and where the two agree a line means the same in both.
 
 use super::escape::IdSpace;
 use super::ids::{IdMap, NameSpace, Sym};
@@ -237,8 +237,8 @@ impl Rewriter<'_> {
     }
 
     /// The kind of function name `name` under `object` (see
-    /// [`Naming::kind`](super::naming::Naming::kind)), a JIT function's name as the re-entry plan
-    /// has it.
+    /// [`Naming::kind`](super::naming::Naming::kind)), a JIT function's
+    /// name as the re-entry plan has it.
     fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
         let jit = match self.naming.kind(name, object) {
             Named::Kind(kind) => return kind,
