@@ -89,7 +89,7 @@ fn v8_builtins_inside_the_node_binary_keep_the_binarys_names() {
         } else {
             String::from_utf8_lossy(&data)
                 .lines()
-                .filter_map(util::perf_map_range)
+                .filter_map(perf_map_range)
                 .collect()
         };
         ranges.iter().filter(|&&(s, n)| program.holds(s, n)).count()
@@ -130,7 +130,7 @@ fn perf_map_only_node_leaves_no_jit_code_under_native_functions() {
     let ranges: Vec<(u64, u64)> = std::fs::read_to_string(&map)
         .unwrap()
         .lines()
-        .filter_map(util::perf_map_range)
+        .filter_map(perf_map_range)
         .filter(|&(s, n)| !program.holds(s, n))
         .collect();
     let in_jit = |a: u64| ranges.iter().any(|&(s, n)| (s..s + n).contains(&a));
@@ -181,4 +181,16 @@ fn node_program(tag: &str) -> Option<annotate::symbols::mapped::MappedCode> {
         util::skip(tag, "node linked at fixed addresses");
     }
     program
+}
+
+/// A perf map line's start and size (`START SIZE NAME`, hex, `0x`
+/// optional), read here as the tests' own reference.
+fn perf_map_range(line: &str) -> Option<(u64, u64)> {
+    let mut fields = line.split_whitespace();
+    let mut hex = || {
+        let field = fields.next()?;
+        u64::from_str_radix(field.trim_start_matches("0x"), 16).ok()
+    };
+    let (start, size) = (hex()?, hex()?);
+    fields.next().map(|_| (start, size))
 }

@@ -95,18 +95,6 @@ fn collect_pids(dir: &Path, depth: u32, pids: &mut std::collections::BTreeSet<u3
 /// A test that cannot run here: in CI that is a failure (setup installs
 /// what the suite needs, and CI runs as root); elsewhere it says so on
 /// stderr and leaves a note that scripts/test.sh lists after the run.
-/// A perf map line's start and size (`START SIZE NAME`, hex, `0x`
-/// optional), read here as the tests' own reference.
-pub fn perf_map_range(line: &str) -> Option<(u64, u64)> {
-    let mut fields = line.split_whitespace();
-    let mut hex = || {
-        let field = fields.next()?;
-        u64::from_str_radix(field.trim_start_matches("0x"), 16).ok()
-    };
-    let (start, size) = (hex()?, hex()?);
-    fields.next().map(|_| (start, size))
-}
-
 pub fn skip(test: &str, why: &str) {
     assert!(
         std::env::var_os("CI").is_none(),
