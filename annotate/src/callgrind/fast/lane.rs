@@ -58,7 +58,7 @@ impl Lane {
     pub(super) fn pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Pass {
         let pass = self.try_pass(rw, line).unwrap_or(Pass::Declined);
         if pass == Pass::Declined {
-            self.held = HeldCall::default();
+            self.drop_held();
         }
         pass
     }
@@ -146,8 +146,7 @@ impl Lane {
         let space = which.space();
         let (sym, defines) = known_name(rw, space, value)?;
         if let Some(id) = defines {
-            rw.reader.name_of(space, id)?;
-            rw.writer.defined.space_mut(space).insert(id);
+            mark_written(rw, space, id)?;
         }
         set_name(rw, which, sym)
     }
@@ -309,9 +308,7 @@ impl HeldCall {
     fn copied(&mut self, rw: &mut Rewriter<'_>) {
         let held = std::mem::take(self);
         for (space, id) in held.defined.into_iter().flatten() {
-            if rw.reader.name_of(space, id).is_some() {
-                rw.writer.defined.space_mut(space).insert(id);
-            }
+            mark_written(rw, space, id);
         }
         let Some(Native(Some(id))) = held.callee else {
             return;
@@ -341,6 +338,15 @@ fn set_name(rw: &mut Rewriter<'_>, which: Sets, sym: Sym) -> Option<Pass> {
     rw.writer.current.set(which, sym);
     rw.part.block = Block::Native;
     Some(Pass::Copied)
+}
+
+/// Marks object or file id `id`, defined by a line copied as it is, as
+/// defined in the output too; `None` if the input has no such id.
+#[inline(always)]
+fn mark_written(rw: &mut Rewriter<'_>, space: Space, id: u64) -> Option<()> {
+    rw.reader.name_of(space, id)?;
+    rw.writer.defined.space_mut(space).insert(id);
+    Some(())
 }
 
 /// The name of an id the output has defined.

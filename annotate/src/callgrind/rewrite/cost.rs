@@ -140,8 +140,7 @@ impl Rewriter<'_> {
         let same_meaning = self.writer.synced || Some(self.writer.pos) == before || absolute;
         if same_meaning && (absolute || !self.writer.absolute_next) {
             // An absolute line is what `absolute_next` asks for.
-            (self.writer.pos, self.writer.synced) = (pos, true);
-            self.writer.absolute_next = false;
+            self.writer.copied_position(pos);
             return Ok(self.writer.out.verbatim(raw, terminated)?);
         }
         self.write_position(pos, costs)

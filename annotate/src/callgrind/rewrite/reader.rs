@@ -98,6 +98,15 @@ impl Reader {
     }
 
     /// The ids of an object- or file-like name space.
+    #[inline]
+    pub fn space(&self, space: Space) -> &NameSpace {
+        match space {
+            Space::Objects => &self.obs,
+            Space::Files => &self.files,
+        }
+    }
+
+    /// [`space`](Self::space), to define ids in.
     pub fn space_mut(&mut self, space: Space) -> &mut NameSpace {
         match space {
             Space::Objects => &mut self.obs,
@@ -108,11 +117,7 @@ impl Reader {
     /// The name of object or file id `id`, if defined.
     #[inline]
     pub fn name_of(&self, space: Space, id: u64) -> Option<Sym> {
-        let names = match space {
-            Space::Objects => &self.obs,
-            Space::Files => &self.files,
-        };
-        names.ids.get(id).copied()
+        self.space(space).ids.get(id).copied()
     }
 
     /// The position; `None` where lines were copied without decoding them.

@@ -91,6 +91,13 @@ impl Writer {
         self.escapes = Escapes::default();
     }
 
+    /// A position line was copied as it is: the output is at the input's
+    /// position `pos`.
+    #[inline]
+    pub fn copied_position(&mut self, pos: Pos) {
+        (self.pos, self.synced, self.absolute_next) = (pos, true, false);
+    }
+
     /// We wrote a position line for `pos`, after the input's position was
     /// set to `input` (the line's own, decoded).
     #[inline]
@@ -130,7 +137,7 @@ impl Rewriter<'_> {
     /// Writes `key=` naming `sym`: by an id the input defined for that
     /// name if any (defining it if needed), else as a plain string.
     pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
-        let Some(id) = self.reader.space_mut(space).first_id(sym) else {
+        let Some(id) = self.reader.space(space).first_id(sym) else {
             return self.emit_plain(key, space.ids(), sym);
         };
         let first = self.writer.defined.space_mut(space).insert(id);
