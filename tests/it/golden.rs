@@ -127,6 +127,7 @@ cases! {
     held_native_group = "held-native-group",
     jumps = "jumps",
     line_only = "line-only",
+    name_id_two_objects = "name-id-two-objects",
     no_compression = "no-compression",
     relative_after_jit = "relative-after-jit",
 }

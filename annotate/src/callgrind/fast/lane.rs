@@ -162,13 +162,13 @@ impl Lane {
         if !rw.same_function_names() {
             return None;
         }
+        let object = rw.reader.current.ob;
         let written = id.filter(|&id| rw.writer.native_written.contains(id));
         let name = match written {
-            Some(id) => rw.reader.fns.get(id).map(|e| e.name),
-            None => Some(self.native_fn(rw, value, rw.reader.current.ob)?),
+            Some(id) => written_fn(rw, id, object)?,
+            None => self.native_fn(rw, value, object)?,
         };
-        let object = rw.reader.current.ob;
-        rw.part.who = name.map(|name| Who::Named { name, object });
+        rw.part.who = Some(Who::Named { name, object });
         rw.part.block = Block::Native;
         rw.writer.absolute_next = false;
         Some(Pass::Copied)
@@ -178,7 +178,7 @@ impl Lane {
     /// written as it is, marking it as written; its name.
     fn native_fn(&mut self, rw: &mut Rewriter<'_>, value: &[u8], object: Sym) -> Option<Sym> {
         let f = rw.resolve_fn(value, object).ok()?;
-        if f.kind != FnKind::Native {
+        if f.kind != FnKind::Native || f.rekinded {
             return None;
         }
         let Some(id) = f.id else { return Some(f.name) };
@@ -272,14 +272,16 @@ impl HeldCall {
         id: Option<u64>,
     ) -> Option<Pass> {
         let same_defaults = rw.same_call_defaults();
+        let object = self.ob.unwrap_or(rw.reader.current.ob);
         if let Some(id) = id.filter(|&id| rw.writer.native_written.contains(id)) {
             same_defaults.then_some(())?;
+            written_fn(rw, id, object)?;
             self.callee = Some(Native(Some(id)));
             return Some(Pass::Held);
         }
-        let object = self.ob.unwrap_or(rw.reader.current.ob);
         let f = rw.resolve_fn(value, object).ok()?;
-        if matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) || !same_defaults {
+        let renamed = matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_));
+        if renamed || f.rekinded || !same_defaults {
             return None;
         }
         if let Some(id) = f.id {
@@ -328,6 +330,15 @@ impl HeldCall {
     fn awaits_position(&self) -> bool {
         self.stage == 4
     }
+}
+
+/// The name of function id `id`, written as native code, where `object`
+/// is the one it was defined under (else the id may name another function
+/// there: see `FnEntry::object`).
+#[inline(always)]
+fn written_fn(rw: &Rewriter<'_>, id: u64, object: Sym) -> Option<Sym> {
+    let e = rw.reader.fns.get(id)?;
+    (e.object == object).then_some(e.name)
 }
 
 /// Both readers' state after a copied `ob=`, `fl=` or `fi=`/`fe=` line

@@ -148,6 +148,11 @@ impl Reader {
 pub(in crate::callgrind) struct FnEntry {
     pub name: Sym,
     pub kind: FnKind,
+    /// The object `kind` was found under. Callgrind numbers function
+    /// names, not functions: the id of a name may come back under
+    /// another object (a call's `cob=` is the object of the code the call
+    /// lands in), and there name another function.
+    pub object: Sym,
 }
 
 /// A resolved `fn=`/`cfn=`/`jfn=` value.
@@ -158,6 +163,9 @@ pub(in crate::callgrind) struct FnRef {
     pub kind: FnKind,
     /// The value was `(id) name`: it defines the id.
     pub defines: bool,
+    /// The id names another kind of function in the output (the same name
+    /// under another object): the value is written by name, not by id.
+    pub rekinded: bool,
 }
 
 /// Which name space an `ob`/`fl`-like line uses.
@@ -207,16 +215,20 @@ impl Rewriter<'_> {
         let nr = name_ref(value)?;
         match (nr.id, nr.name) {
             (Some(id), None) => {
-                let e = self
+                let e = *self
                     .reader
                     .fns
                     .get(id)
                     .ok_or_else(|| format!("undefined function id ({id})"))?;
+                if e.object != object {
+                    return Ok(self.rekind(id, e, object));
+                }
                 Ok(FnRef {
                     id: Some(id),
                     name: e.name,
                     kind: e.kind,
                     defines: false,
+                    rekinded: false,
                 })
             }
             (id, name) => {
@@ -229,15 +241,40 @@ impl Rewriter<'_> {
                     self.writer.escapes.defined(IdSpace::Functions, id)?;
                     self.writer.native_written.remove(id);
                     self.writer.defined.fns.remove(id);
-                    self.reader.fns.insert(id, FnEntry { name: sym, kind });
+                    let entry = FnEntry {
+                        name: sym,
+                        kind,
+                        object,
+                    };
+                    self.reader.fns.insert(id, entry);
                 }
                 Ok(FnRef {
                     id,
                     name: sym,
                     kind,
                     defines: id.is_some(),
+                    rekinded: false,
                 })
             }
+        }
+    }
+
+    /// Function id `id` (defined as `e`) referred to under `object`,
+    /// another object than its definition's: classified again. Where that
+    /// gives another kind (BEAM's JIT address names, which callgrind also
+    /// puts under the runtime's object), the output's id means the other
+    /// function, so this one is written by name.
+    #[cold]
+    fn rekind(&mut self, id: u64, e: FnEntry, object: Sym) -> FnRef {
+        let name = self.naming.names.name(e.name).to_vec();
+        let kind = self.classify_fn(&name, object);
+        let rekinded = kind != e.kind;
+        FnRef {
+            id: (!rekinded).then_some(id),
+            name: e.name,
+            kind,
+            defines: false,
+            rekinded,
         }
     }
 

@@ -166,7 +166,7 @@ impl Rewriter<'_> {
         f: FnRef,
         terminated: bool,
     ) -> Res {
-        if let FnKind::Jit { .. } | FnKind::Renamed(_) = f.kind {
+        if f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) {
             return self.emit_fn_ref(key, f);
         }
         let first = f.id.is_some_and(|id| self.first_use(id));
