@@ -373,6 +373,17 @@ fn record_erlang(oracle: bool) {
         "{said}"
     );
     assert!(!said.contains("callgrind-jit: error"), "{said}");
+    // BEAM's inclusive costs pass the program's total (README): said so
+    // under the list, which is by self cost then, fib/1 first.
+    assert!(
+        said.contains("(inclusive shares above 100%, up to "),
+        "{said}"
+    );
+    let first = said
+        .lines()
+        .skip_while(|l| !l.starts_with("hottest JIT functions"))
+        .nth(1);
+    assert!(first.is_some_and(|l| l.contains("fib:fib/1")), "{said}");
     let beam = said
         .lines()
         .find(|l| l.contains("' (from '") && l.contains("callgrind.jit.out."))

@@ -167,6 +167,8 @@ fn stdout_is_the_programs_alone() {
         "{}",
         stderr(&out)
     );
+    // A call tree that nests: no share above 100%, and no note of it.
+    assert!(!stderr(&out).contains("inclusive shares above"));
 }
 
 #[test]

@@ -18,7 +18,8 @@ pub fn relative<'p>(path: &'p Path, cwd: Option<&Path>) -> &'p Path {
 
 /// The hottest JIT functions as `inclusive%  self%  name  (file:line)`
 /// lines, by inclusive cost as callers recorded it (read back from the
-/// outputs; self cost where they cannot be read), then self cost.
+/// outputs; self cost where they cannot be read), then self cost; by self
+/// cost, with a note, where an inclusive cost passes the total.
 pub fn top_list(report: &Report, top: usize) -> String {
     let table = &report.symbols;
     let cwd = std::env::current_dir().ok();
@@ -53,6 +54,11 @@ pub fn top_list(report: &Report, top: usize) -> String {
         .map(|(key, (own, incl))| (key, own, incl.max(own)))
         .collect();
     rows.sort_by(|a, b| (b.2, b.1).cmp(&(a.2, a.1)).then_with(|| a.0.cmp(&b.0)));
+    // Inclusive costs past the total mean nothing: listed by self cost.
+    let most = rows.first().map_or(0, |row| row.2);
+    if most > total {
+        rows.sort_by(|a, b| (b.1, b.2).cmp(&(a.1, a.2)).then_with(|| a.0.cmp(&b.0)));
+    }
     let share = |cost: u64| match total {
         0 => 0.0,
         t => cost as f64 * 100.0 / t as f64,
@@ -65,7 +71,22 @@ pub fn top_list(report: &Report, top: usize) -> String {
             share(own)
         ));
     }
+    if most > total {
+        out.push_str(&overrun_note(share(most)));
+    }
     out
+}
+
+/// Said under a list whose inclusive shares pass 100% (then sorted by
+/// self cost): impossible for a call tree, so callgrind's calls and
+/// returns did not nest (BEAM's scheduler resumes processes inside calls
+/// that never return).
+fn overrun_note(most: f64) -> String {
+    format!(
+        "  (inclusive shares above 100%, up to {most:.2}%: this runtime's calls and returns \
+         do not nest as callgrind assumes, so its inclusive costs count some work many \
+         times: listed by self cost)\n"
+    )
 }
 
 /// Inclusive cost by JIT function (file, name: its first activation's;
