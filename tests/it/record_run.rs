@@ -153,6 +153,65 @@ fn a_stale_profile_of_the_same_name_is_not_taken() {
 }
 
 #[test]
+fn another_run_writing_in_the_same_folder_is_left_alone() {
+    let dir = util::scratch("record-side-by-side");
+    let demo = util::c_demo(&dir);
+    // A run that lasts until told to end, and a JIT run that ends within
+    // it, in one folder.
+    let long = Command::new(util::cli())
+        .args(["record", "--out-dir"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "while [ ! -e done ]; do sleep 0.1; done"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut long = Killed(long);
+    let short = record_with(&dir, &["--", demo.to_str().unwrap(), "50"]);
+    assert!(short.status.success(), "{}", stderr(&short));
+    let named = util::file_starting(&dir, "callgrind.jit.out.").expect("the short run's output");
+    let pid =
+        named.file_name().unwrap().to_string_lossy()["callgrind.jit.out.".len()..].to_string();
+    std::fs::write(dir.join("done"), "").unwrap();
+    let out = long.take_output();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    for taken in [
+        format!("callgrind.out.{pid}'"),
+        format!("pid {pid}:"),
+        format!("of pid {pid} "),
+    ] {
+        assert!(!said.contains(&taken), "{pid}'s profile was taken:\n{said}");
+    }
+    // The long run's own profile was annotated (it has nothing to name).
+    assert!(said.contains("nothing to name"), "{said}");
+}
+
+/// A child killed when the test ends early.
+struct Killed(std::process::Child);
+
+impl Killed {
+    fn take_output(&mut self) -> Output {
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(self.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        let status = self.0.wait().unwrap();
+        Output {
+            status,
+            stdout: Vec::new(),
+            stderr: stderr.into_bytes(),
+        }
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
 fn stdout_is_the_programs_alone() {
     let dir = util::scratch("record-stdout");
     let demo = util::c_demo(&dir);

@@ -3,7 +3,13 @@
 //! may be after the program itself (Erlang's `erl` script ends while
 //! `beam.smp`'s helper lives on). `record` adopts such orphans (a child
 //! subreaper) and waits for them, so every profile is whole when read.
+//! While the run goes on, `Watch` notes its processes, so that a profile
+//! another run writes in the same folder is not taken for this run's.
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::signals::Forwarding;
@@ -69,4 +75,95 @@ pub fn children() -> Vec<(u32, String)> {
         })
         .filter_map(|(pid, name)| Some((pid?, name)))
         .collect()
+}
+
+/// The processes of this run, gathered while it runs: valgrind, what it
+/// starts (with `--trace-children=yes`, each writes a profile of its own)
+/// and the orphans this process adopts. Another run writing profiles in
+/// the same folder at the same time is not among them.
+pub struct Watch {
+    seen: Arc<Mutex<Option<HashSet<u32>>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// How often the tree is looked at: a process under valgrind lives far
+/// longer (valgrind's start alone takes a quarter of a second).
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+impl Watch {
+    /// Starts watching below `root` (valgrind) and this process, leaving
+    /// out the children it had before (`before`).
+    pub fn start(root: u32, before: Vec<u32>) -> Watch {
+        let seen = Arc::new(Mutex::new(Some(HashSet::from([root]))));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen_in, stop_in) = (Arc::clone(&seen), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("descendants".into())
+            .spawn(move || loop {
+                let last = stop_in.load(Ordering::Acquire);
+                look(root, &before, &seen_in);
+                if last {
+                    return;
+                }
+                std::thread::sleep(WATCH_EVERY);
+            })
+            .ok();
+        Watch { seen, stop, thread }
+    }
+
+    /// Stops watching: the pids seen, or `None` where the kernel does not
+    /// list a process's children (then every profile is taken).
+    pub fn finish(mut self) -> Option<HashSet<u32>> {
+        self.stop.store(true, Ordering::Release);
+        let joined = self.thread.take().map(JoinHandle::join);
+        if !matches!(joined, Some(Ok(()))) {
+            return None;
+        }
+        self.seen.lock().ok()?.take()
+    }
+}
+
+/// Adds the processes below `root` and below this one (but `before`) to
+/// `seen`; empties it where /proc has no children lists.
+fn look(root: u32, before: &[u32], seen: &Mutex<Option<HashSet<u32>>>) {
+    let me = std::process::id();
+    let Some(adopted) = children_of(me) else {
+        if let Ok(mut seen) = seen.lock() {
+            *seen = None;
+        }
+        return;
+    };
+    let mut todo: Vec<u32> = adopted
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    todo.push(root);
+    let mut found = Vec::new();
+    while let Some(pid) = todo.pop() {
+        found.push(pid);
+        todo.extend(children_of(pid).unwrap_or_default());
+    }
+    if let Some(seen) = seen.lock().ok().as_mut().and_then(|s| s.as_mut()) {
+        seen.extend(found);
+    }
+}
+
+/// The children of process `pid`, from each of its threads' `children`
+/// list; `None` where there is none to read.
+fn children_of(pid: u32) -> Option<Vec<u32>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut children = Vec::new();
+    let mut listed = false;
+    for task in tasks.flatten() {
+        let Ok(list) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        listed = true;
+        children.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    listed.then_some(children)
 }

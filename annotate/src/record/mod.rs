@@ -125,13 +125,18 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
         // Said once valgrind has started: without it, that is the one line.
         eprintln!("callgrind-jit: {}", gdb_jit::missing());
     }
+    let watch = descendants::Watch::start(child.id(), before.clone());
     let forwarding = signals::Forwarding::start(child.id());
     let status = child.wait().context("waiting for valgrind")?;
     descendants::wait_for_rest(&forwarding, &before);
+    let ours = watch.finish();
     let stopped_by = forwarding.received().or(status.signal()).map(signals::name);
     drop(forwarding);
     let exit_code = exit_code(status);
-    let profiles = written_since(&template, started)?;
+    let mut profiles = written_since(&template, started)?;
+    if let (OUT_FILE, Some(ours)) = (writes.option, &ours) {
+        profiles.retain(|p| of_this_run(p, ours));
+    }
     if profiles.is_empty() {
         anyhow::bail!(
             "valgrind wrote no profile or log {} (exit status {exit_code})",
@@ -321,6 +326,16 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
                 .is_ok_and(|t| t >= started)
         })
         .collect())
+}
+
+/// Whether profile `path` is of a process of this run (`ours`): another
+/// run in the same folder may write profiles meanwhile. A profile without
+/// a `pid:` line, or empty, is taken by its time alone.
+fn of_this_run(path: &Path, ours: &std::collections::HashSet<u32>) -> bool {
+    let pid = std::fs::File::open(path)
+        .ok()
+        .and_then(|f| crate::input::profile_pid(&f));
+    pid.is_none_or(|pid| ours.contains(&pid))
 }
 
 /// Profiles grouped by the `pid:` in their header (0: none). An empty
