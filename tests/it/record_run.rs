@@ -154,13 +154,32 @@ fn a_stale_profile_of_the_same_name_is_not_taken() {
 
 #[test]
 fn another_run_writing_in_the_same_folder_is_left_alone() {
-    let dir = util::scratch("record-side-by-side");
+    side_by_side(
+        "record-side-by-side",
+        &[],
+        "callgrind.jit.out.",
+        "nothing to name",
+    );
+    let memcheck = ["--tool=memcheck"];
+    side_by_side(
+        "record-side-by-side-memcheck",
+        &memcheck,
+        "jit.memcheck.log.",
+        "wrote",
+    );
+}
+
+/// A record with `tool` that lasts until told to end, and one of the C
+/// demo that ends within it, in one folder (the demo's output file starts
+/// with `named`): the first must take nothing of the second's, and say
+/// `own` of its own output.
+fn side_by_side(tag: &str, tool: &[&str], named: &str, own: &str) {
+    let dir = util::scratch(tag);
     let demo = util::c_demo(&dir);
-    // A run that lasts until told to end, and a JIT run that ends within
-    // it, in one folder.
     let long = Command::new(util::cli())
         .args(["record", "--out-dir"])
         .arg(&dir)
+        .args(tool)
         .args(["--", "sh", "-c", "while [ ! -e done ]; do sleep 0.1; done"])
         .current_dir(&dir)
         .stdout(Stdio::null())
@@ -168,24 +187,24 @@ fn another_run_writing_in_the_same_folder_is_left_alone() {
         .spawn()
         .unwrap();
     let mut long = Killed(long);
-    let short = record_with(&dir, &["--", demo.to_str().unwrap(), "50"]);
+    let mut args = tool.to_vec();
+    args.extend(["--", demo.to_str().unwrap(), "50"]);
+    let short = record_with(&dir, &args);
     assert!(short.status.success(), "{}", stderr(&short));
-    let named = util::file_starting(&dir, "callgrind.jit.out.").expect("the short run's output");
-    let pid =
-        named.file_name().unwrap().to_string_lossy()["callgrind.jit.out.".len()..].to_string();
+    let output = util::file_starting(&dir, named).expect("the short run's output");
+    let pid = output.file_name().unwrap().to_string_lossy()[named.len()..].to_string();
     std::fs::write(dir.join("done"), "").unwrap();
     let out = long.take_output();
     let said = stderr(&out);
     assert!(out.status.success(), "{said}");
     for taken in [
-        format!("callgrind.out.{pid}'"),
+        format!(".{pid}'"),
         format!("pid {pid}:"),
         format!("of pid {pid} "),
     ] {
-        assert!(!said.contains(&taken), "{pid}'s profile was taken:\n{said}");
+        assert!(!said.contains(&taken), "{pid}'s output was taken:\n{said}");
     }
-    // The long run's own profile was annotated (it has nothing to name).
-    assert!(said.contains("nothing to name"), "{said}");
+    assert!(said.contains(own), "{said}");
 }
 
 /// A child killed when the test ends early.

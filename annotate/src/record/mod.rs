@@ -134,7 +134,7 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
     drop(forwarding);
     let exit_code = exit_code(status);
     let mut profiles = written_since(&template, started)?;
-    if let (OUT_FILE, Some(ours)) = (writes.option, &ours) {
+    if let Some(ours) = &ours {
         profiles.retain(|p| of_this_run(p, ours));
     }
     if profiles.is_empty() {
@@ -328,14 +328,30 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
         .collect())
 }
 
-/// Whether profile `path` is of a process of this run (`ours`): another
-/// run in the same folder may write profiles meanwhile. A profile without
-/// a `pid:` line, or empty, is taken by its time alone.
+/// Whether `path` (a profile or a tool's log) is of a process of this run
+/// (`ours`): another run in the same folder may write its own meanwhile.
+/// One that names no process, or is empty, is taken by its time alone.
 fn of_this_run(path: &Path, ours: &std::collections::HashSet<u32>) -> bool {
-    let pid = std::fs::File::open(path)
-        .ok()
-        .and_then(|f| crate::input::profile_pid(&f));
-    pid.is_none_or(|pid| ours.contains(&pid))
+    output_pid(path).is_none_or(|pid| ours.contains(&pid))
+}
+
+/// The process an output is of: a profile's `pid:`, a log's first
+/// `==PID==`, else the number ending the file name (massif's and DHAT's
+/// `.PID`).
+fn output_pid(path: &Path) -> Option<u32> {
+    let file = std::fs::File::open(path).ok()?;
+    let first_line = || {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(&file), &mut line).ok()?;
+        crate::input::log_pid(&line).map(|(pid, _)| pid)
+    };
+    let named = || {
+        let name = path.file_name()?.to_str()?;
+        name.rsplit_once('.')?.1.parse().ok()
+    };
+    crate::input::profile_pid(&file)
+        .or_else(first_line)
+        .or_else(named)
 }
 
 /// Profiles grouped by the `pid:` in their header (0: none). An empty
