@@ -130,6 +130,9 @@ impl Rewriter<'_> {
                 }
             };
             self.writer.synced = false;
+            if let (Some(owner), Some(site)) = (owner, at) {
+                self.note_folded_call(owner, site, resumed(callee), costs)?;
+            }
             let caller = owner.map(Who::Jit).or(self.part.who);
             return self.note_continuation(resumed(callee), caller, costs);
         }

@@ -132,19 +132,65 @@ type Resumption = (u64, SymbolId, u64, Who);
 /// Continuations' cost summed, and the cost of the arcs they come out of.
 type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
 
+/// Inclusive cost of arcs from JIT code, per call site (where positions
+/// have an instruction address).
+#[derive(Clone, Debug, Default)]
+struct Sites {
+    /// Of the arcs from `f`'s code.
+    all: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    /// Of the arcs charged to `f` made at sites in no JIT range.
+    outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+}
+
+impl Sites {
+    /// An arc from `of`'s code at `site` (in no JIT range: `outside`).
+    fn add(&mut self, of: Of, site: u64, costs: &[u8], outside: bool) -> Res {
+        add_costs(
+            self.all.entry(of).or_default().entry(site).or_default(),
+            costs,
+        )?;
+        if outside {
+            let sites = self.outside.entry(of).or_default();
+            add_costs(sites.entry(site).or_default(), costs)?;
+        }
+        Ok(())
+    }
+
+    /// `other`'s arcs added to these.
+    fn merge(&mut self, other: &Sites) {
+        for (mine, theirs) in [
+            (&mut self.all, &other.all),
+            (&mut self.outside, &other.outside),
+        ] {
+            for (&of, sites) in theirs {
+                let into = mine.entry(of).or_default();
+                for (&site, cost) in sites {
+                    add(into.entry(site).or_default(), cost);
+                }
+            }
+        }
+    }
+
+    fn retain(&mut self, keep: impl Fn(u64, SymbolId) -> bool) {
+        self.all.retain(|&(p, f), _| keep(p, f));
+        self.outside.retain(|&(p, f), _| keep(p, f));
+    }
+}
+
 /// What the first pass saw.
 #[derive(Default)]
 pub(in crate::callgrind) struct Noted {
     /// Inclusive cost of the folded calls into `f`'s middle.
     continuations: HashMap<Resumption, Vec<u64>>,
-    /// Inclusive cost of the arcs from `f`'s code, per call site where
-    /// positions have an instruction address.
-    sites: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    /// The arcs from JIT code by call site.
+    sites: Sites,
+    /// The folded calls from JIT code by call site, per (part, callee,
+    /// address): arcs after all where the address proves an entry point
+    /// (`plan`), as for the oracle, whose call sites are those of every
+    /// call that stays one.
+    folded: HashMap<(u64, SymbolId, u64), Sites>,
     /// Inclusive cost of the arcs from `f`'s code, per callee.
     callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
-    /// Inclusive cost of the arcs charged to `f` made at sites in no JIT
-    /// range, per site.
-    outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
     /// Each range's names: entered, resumed, and what calls into them held.
     pub levels: Levels,
 }
@@ -160,15 +206,24 @@ impl Noted {
             .map(|&(p, f, _, _)| (p, f))
             .collect();
         let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
-        self.sites.retain(|&(p, f), _| keep(p, f));
+        self.sites.retain(keep);
+        for folded in self.folded.values_mut() {
+            folded.retain(keep);
+        }
         self.callees.retain(|&(p, f, _), _| keep(p, f));
-        self.outside.retain(|&(p, f), _| keep(p, f));
     }
 
     /// The arcs a continuation of `of` at `addr`, called back by `x`,
-    /// comes out of, and their cost; `None` where no arc holds it.
-    fn arcs_of(&self, of: Of, addr: u64, x: Who) -> Option<(Arcs<Who>, &Vec<u64>)> {
-        if let Some(sites) = self.sites.get(&of) {
+    /// comes out of (among `sites`), and their cost; `None` where no arc
+    /// holds it.
+    fn arcs_of<'s>(
+        &'s self,
+        sites: &'s Sites,
+        of: Of,
+        addr: u64,
+        x: Who,
+    ) -> Option<(Arcs<Who>, &'s Vec<u64>)> {
+        if let Some(sites) = sites.all.get(&of) {
             let (&site, cost) = sites.range(..addr).next_back()?;
             return Some((Arcs::Site(site), cost));
         }
@@ -181,6 +236,7 @@ impl Noted {
     fn returns_to(&self, of: Of, addr: u64, instr: bool) -> bool {
         let below = self
             .sites
+            .all
             .get(&of)
             .and_then(|s| s.range(..addr).next_back());
         !instr || below.is_some_and(|(&site, _)| addr - site <= LONGEST_INSTRUCTION)
@@ -193,15 +249,25 @@ impl Noted {
             levels: self.levels.lowered(names),
             ..Plan::default()
         };
+        let entry = |&(part, f, addr, _): &Resumption| !self.returns_to((part, f), addr, instr);
+        let entries = self.continuations.keys().filter(|r| entry(r));
+        plan.entries = entries.map(|&(_, f, addr, _)| (f, addr)).collect();
+        // The second pass writes calls to entry points as calls: their
+        // sites are call sites.
+        let mut sites = self.sites.clone();
+        for (&(_, f, addr), calls) in &self.folded {
+            if plan.entries.contains(&(f, addr)) {
+                sites.merge(calls);
+            }
+        }
         // Per arcs: the continuations' cost summed, and the arcs' cost.
         let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
-        for (&(part, f, addr, x), continuation) in &self.continuations {
-            if !self.returns_to((part, f), addr, instr) {
-                plan.entries.insert((f, addr));
+        for (resumption @ &(part, f, addr, x), continuation) in &self.continuations {
+            if entry(resumption) {
                 continue;
             }
             plan.resumed += first(continuation);
-            let Some((arcs, cost)) = self.arcs_of((part, f), addr, x) else {
+            let Some((arcs, cost)) = self.arcs_of(&sites, (part, f), addr, x) else {
                 plan.unplaced += first(continuation);
                 continue;
             };
@@ -228,7 +294,7 @@ impl Noted {
         }
         for (of, (rest, returned_to)) in beyond {
             if let Some(outside) = self
-                .outside_of(of, &returned_to)
+                .outside_of(&sites, of, &returned_to)
                 .filter(|_| first(&rest) > 0)
             {
                 plan.shares
@@ -245,9 +311,9 @@ impl Noted {
     /// Where a continuation's own arcs hold less than it, callgrind nested
     /// it under one of these (V8's builtins, charged to the function they
     /// returned into, calling on): the rest comes out of them.
-    fn outside_of(&self, of: Of, returned_to: &[u64]) -> Option<Vec<u64>> {
+    fn outside_of(&self, sites: &Sites, of: Of, returned_to: &[u64]) -> Option<Vec<u64>> {
         let mut sum = Vec::new();
-        for (site, cost) in self.outside.get(&of)? {
+        for (site, cost) in sites.outside.get(&of)? {
             if !returned_to.contains(site) {
                 add(&mut sum, cost);
             }
@@ -308,6 +374,26 @@ impl Rewriter<'_> {
         Ok(add_costs(sum, costs)?)
     }
 
+    /// A folded call into `resumed`'s middle at `addr`, made from
+    /// `owner`'s code at `site` with `costs`: an arc of `owner` where the
+    /// plan finds the address to be an entry point (noted in the first
+    /// pass only).
+    pub(super) fn note_folded_call(
+        &mut self,
+        owner: SymbolId,
+        site: u64,
+        (resumed, addr): (SymbolId, u64),
+        costs: &[u8],
+    ) -> Res {
+        if self.reentry.plan.is_some() {
+            return Ok(());
+        }
+        let outside = self.naming.table.lookup(site).is_none();
+        let part = self.stats.parts;
+        let calls = self.reentry.noted.folded.entry((part, resumed, addr));
+        calls.or_default().add((part, owner), site, costs, outside)
+    }
+
     /// An arc from `owner`'s code to `callee` made at `site` (its
     /// instruction address, if known) with `costs`: noted in the first
     /// pass; in the second, the costs with its share of a continuation
@@ -325,12 +411,7 @@ impl Rewriter<'_> {
         let Some(plan) = self.reentry.plan.as_mut() else {
             let noted = &mut self.reentry.noted;
             if let Some(site) = site {
-                let sites = noted.sites.entry((part, owner)).or_default();
-                add_costs(sites.entry(site).or_default(), costs)?;
-            }
-            if let Some(site) = site.filter(|&s| outside(s)) {
-                let sites = noted.outside.entry((part, owner)).or_default();
-                add_costs(sites.entry(site).or_default(), costs)?;
+                noted.sites.add((part, owner), site, costs, outside(site))?;
             }
             add_costs(
                 noted.callees.entry((part, owner, callee)).or_default(),

@@ -50,7 +50,7 @@ fn a_continuation_comes_out_of_the_call_it_returns_from() {
     let names = Interner::default();
     let f = SymbolId(1);
     let sites = BTreeMap::from([(0x1004, vec![100]), (0x1020, vec![50])]);
-    noted.sites.insert((1, f), sites);
+    noted.sites.all.insert((1, f), sites);
     let (a, b) = (Who::Jit(SymbolId(2)), Who::Jit(SymbolId(3)));
     noted.continuations.insert((1, f, 0x100a, a), vec![60]);
     noted.continuations.insert((1, f, 0x1025, a), vec![20]);
@@ -131,12 +131,12 @@ fn what_the_return_address_cannot_hold_comes_out_of_arcs_outside_every_range() {
     let mut noted = Noted::default();
     let names = Interner::default();
     let f = SymbolId(1);
-    noted.sites.insert(
+    noted.sites.all.insert(
         (1, f),
         BTreeMap::from([(0x1004, vec![10]), (0x500, vec![60])]),
     );
     let outside = BTreeMap::from([(0x500, vec![60]), (0x600, vec![40])]);
-    noted.outside.insert((1, f), outside);
+    noted.sites.outside.insert((1, f), outside);
     let x = Who::Jit(SymbolId(2));
     noted.continuations.insert((1, f, 0x1009, x), vec![100]);
     let plan = noted.plan(&names, true).unwrap();
@@ -157,4 +157,35 @@ fn what_the_return_address_cannot_hold_comes_out_of_arcs_outside_every_range() {
     noted.continuations.insert((1, f, 0x1009, x), vec![10]);
     let plan = noted.plan(&names, true).unwrap();
     assert_eq!(plan.shares[&(1, f)].len(), 1);
+}
+
+#[test]
+fn a_call_into_an_entry_point_is_a_call_site_of_its_caller() {
+    // f calls at 0x1008 (an arc of 10) and at 0x100d into g's 0x2040, a
+    // folded call in the first pass (30); the plan finds 0x2040 an entry
+    // point (no call site of g below it). f's continuation at 0x1012
+    // returns from the second call: it comes out of that one.
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let (f, g) = (SymbolId(1), SymbolId(2));
+    let sites = BTreeMap::from([(0x1008, vec![10])]);
+    noted.sites.all.insert((1, f), sites);
+    noted
+        .continuations
+        .insert((1, g, 0x2040, Who::Jit(f)), vec![30]);
+    let mut calls = Sites::default();
+    assert!(calls.add((1, f), 0x100d, b"30", false).is_ok());
+    noted.folded.insert((1, g, 0x2040), calls);
+    let x = Who::Jit(SymbolId(3));
+    noted.continuations.insert((1, f, 0x1012, x), vec![25]);
+    let plan = noted.plan(&names, true).unwrap();
+    assert!(plan.entries.contains(&(g, 0x2040)));
+    let taken: Vec<_> = plan.shares[&(1, f)]
+        .iter()
+        .map(|(arcs, share)| (format!("{arcs:?}"), share.take.clone()))
+        .collect();
+    assert_eq!(
+        taken,
+        [(format!("{:?}", Arcs::<Callee>::Site(0x100d)), vec![25])]
+    );
 }
