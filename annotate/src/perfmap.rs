@@ -22,9 +22,12 @@ fn parse_line(line: &[u8]) -> Option<(u64, u64, String)> {
 pub fn fields(line: &[u8]) -> Option<(u64, u64, &[u8])> {
     let (start, rest) = hex_field(line)?;
     let (size, rest) = hex_field(rest)?;
-    let blank = match rest.is_ascii() {
-        true => rest.iter().all(|&b| (b as char).is_whitespace()),
-        false => name(rest).is_empty(),
+    // A name starts right after the blanks: its first byte settles it
+    // (one in a million lines needs the whole check).
+    let blank = match rest.first() {
+        Some(b) if b.is_ascii_graphic() => false,
+        _ if rest.is_ascii() => rest.iter().all(|&b| (b as char).is_whitespace()),
+        _ => name(rest).is_empty(),
     };
     (!blank).then_some((start, size, rest))
 }
