@@ -6,10 +6,11 @@
 //! one JIT function are folded into self cost, but between two of its
 //! recursion levels, which stay calls.
 
+use super::group::{NameLine, Parsed};
 use super::ids::Sym;
 use super::naming::FnKind;
+use super::reader::Group;
 use super::reader::{FnRef, Space};
-use super::reader::{Group, NameLine, Parsed};
 use super::reentry::Who;
 use super::state::Block;
 use super::{naming, Fail, Res, Rewriter};

@@ -35,6 +35,7 @@ mod call;
 mod cost;
 mod escape;
 mod function;
+mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
@@ -153,7 +154,7 @@ impl<'t> Rewriter<'t> {
         self.cut_line |= !terminated && !raw.is_empty();
         let parsed = classify(raw)?;
         match parsed {
-            Line::Spec { key, value } if reader::is_group_key(key) => {
+            Line::Spec { key, value } if group::is_group_key(key) => {
                 self.group_line(key, raw, value)
             }
             Line::Position(text) if self.reader.group.awaits_position() => {

@@ -11,7 +11,7 @@ use super::escape::IdSpace;
 use super::ids::{IdMap, NameSpace, Sym};
 use super::naming::{FnKind, Named};
 use super::{Res, Rewriter};
-use crate::callgrind::format::line::{name_ref, CountLine, Key, NameRef};
+use crate::callgrind::format::line::{name_ref, Key, NameRef};
 use crate::callgrind::format::position::Pos;
 
 /// The names a reader has as current: `ob=`, `fl=` (the function's file)
@@ -302,14 +302,6 @@ fn space_word(space: Space) -> &'static str {
     }
 }
 
-/// True for the keys that belong to a call or jump group.
-pub(super) fn is_group_key(key: Key) -> bool {
-    matches!(
-        key,
-        Key::Cob | Key::Cfi | Key::Cfn | Key::Calls | Key::Jump | Key::Jcnd | Key::Jfi | Key::Jfn
-    )
-}
-
 /// The buffered lines of one group.
 #[derive(Debug, Default)]
 pub(in crate::callgrind) struct Group {
@@ -332,7 +324,20 @@ impl Group {
     }
 
     /// Buffers line `raw` whose value (a suffix of it) is `value`.
-    fn push(&mut self, key: Key, raw: &[u8], value: &[u8]) {
+    /// Whether a line of `key` is buffered.
+    pub fn has(&self, key: Key) -> bool {
+        self.lines.iter().any(|l| l.0 == key)
+    }
+
+    /// The buffered lines: key, whole line and value.
+    pub fn lines(&self) -> impl Iterator<Item = (Key, &[u8], &[u8])> {
+        let line = |&(key, start, value, end): &(Key, usize, usize, usize)| {
+            (key, &self.bytes[start..end], &self.bytes[value..end])
+        };
+        self.lines.iter().map(line)
+    }
+
+    pub(super) fn push(&mut self, key: Key, raw: &[u8], value: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(raw);
         let end = self.bytes.len();
@@ -343,88 +348,5 @@ impl Group {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.lines.clear();
-    }
-}
-
-/// One group line as input: the raw line and its name.
-pub(super) struct NameLine<'a> {
-    pub raw: &'a [u8],
-    pub sym: Sym,
-    pub nr: NameRef<'a>,
-}
-
-/// A parsed group.
-#[derive(Default)]
-pub(super) struct Parsed<'a> {
-    pub ob: Option<NameLine<'a>>,
-    pub file: Option<NameLine<'a>>,
-    pub func: Option<(&'a [u8], &'a [u8])>,
-    /// The `calls=`/`jump=`/`jcnd=` line, its count and its target text.
-    pub count: Option<CountLine<'a>>,
-    pub is_call: bool,
-}
-
-impl Rewriter<'_> {
-    /// A line of a call or jump group: `raw`, whose value is `value`.
-    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
-        if self.reader.group.awaits_position() {
-            return Err("expected a position line after calls=/jump=/jcnd=".into());
-        }
-        if key == Key::Calls && !self.reader.group.lines.iter().any(|l| l.0 == Key::Cfn) {
-            return Err("calls= without a cfn= before it".into());
-        }
-        self.reader.group.push(key, raw, value);
-        Ok(())
-    }
-
-    pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
-        let group = std::mem::take(&mut self.reader.group);
-        let result = self.write_group(&group, raw, text, terminated);
-        self.reader.group = group;
-        self.reader.group.clear();
-        result
-    }
-
-    pub(super) fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
-        let object = self.group_callee_object(parsed);
-        parsed
-            .func
-            .map(|(_, value)| self.resolve_fn(value, object))
-            .transpose()
-    }
-
-    /// The object of a group's callee: a call's `cob=`, else the input's.
-    pub(super) fn group_callee_object(&self, parsed: &Parsed) -> Sym {
-        match (&parsed.ob, parsed.is_call) {
-            (Some(n), true) => n.sym,
-            _ => self.reader.current.ob,
-        }
-    }
-
-    pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
-        let mut parsed = Parsed::default();
-        for &(key, start, value_start, end) in &group.lines {
-            let (raw, value) = (&group.bytes[start..end], &group.bytes[value_start..end]);
-            match key {
-                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
-                Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
-                Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
-                _ => {
-                    parsed.is_call = key == Key::Calls;
-                    let name = match key {
-                        Key::Calls => "calls",
-                        Key::Jump => "jump",
-                        _ => "jcnd",
-                    };
-                    parsed.count = Some(CountLine::parse(name, raw)?);
-                }
-            }
-        }
-        Ok(parsed)
-    }
-
-    fn named<'a>(&mut self, space: Space, raw: &'a [u8], value: &'a [u8]) -> Res<NameLine<'a>> {
-        let (sym, nr) = self.name_value(space, value)?;
-        Ok(NameLine { raw, sym, nr })
     }
 }

@@ -5,7 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Arcs, Callee, Of};
+use super::noted::Of;
+use super::{Arcs, Callee};
 use crate::symbols::SymbolId;
 
 impl Plan {

@@ -1,0 +1,238 @@
+//! What the first pass notes for re-entry (`Noted`): continuations,
+//! the arcs from JIT code by call site and by callee, the folded calls
+//! that may prove calls into entry points; and the plan made of them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::levels::Levels;
+use super::plan::{Plan, Share};
+use super::{Arcs, Who};
+use crate::callgrind::format::position::add_costs;
+use crate::callgrind::rewrite::ids::Interner;
+use crate::callgrind::rewrite::Res;
+use crate::symbols::SymbolId;
+/// The longest x86-64 instruction: a call site further below an address
+/// cannot return to it.
+const LONGEST_INSTRUCTION: u64 = 15;
+
+/// A part and the function resumed (or calling).
+pub(super) type Of = (u64, SymbolId);
+
+/// One folded call: part, `f`, the address resumed, the caller `x`.
+pub(super) type Resumption = (u64, SymbolId, u64, Who);
+
+/// Continuations' cost summed, and the cost of the arcs they come out of.
+type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
+
+/// Inclusive cost of arcs from JIT code, per call site (where positions
+/// have an instruction address).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sites {
+    /// Of the arcs from `f`'s code.
+    pub(super) all: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    /// Of the arcs charged to `f` made at sites in no JIT range.
+    pub(super) outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+}
+
+impl Sites {
+    /// An arc from `of`'s code at `site` (in no JIT range: `outside`).
+    pub(super) fn add(&mut self, of: Of, site: u64, costs: &[u8], outside: bool) -> Res {
+        add_costs(
+            self.all.entry(of).or_default().entry(site).or_default(),
+            costs,
+        )?;
+        if outside {
+            let sites = self.outside.entry(of).or_default();
+            add_costs(sites.entry(site).or_default(), costs)?;
+        }
+        Ok(())
+    }
+
+    /// `other`'s arcs added to these.
+    fn merge(&mut self, other: &Sites) {
+        for (mine, theirs) in [
+            (&mut self.all, &other.all),
+            (&mut self.outside, &other.outside),
+        ] {
+            for (&of, sites) in theirs {
+                let into = mine.entry(of).or_default();
+                for (&site, cost) in sites {
+                    add(into.entry(site).or_default(), cost);
+                }
+            }
+        }
+    }
+
+    fn retain(&mut self, keep: impl Fn(u64, SymbolId) -> bool) {
+        self.all.retain(|&(p, f), _| keep(p, f));
+        self.outside.retain(|&(p, f), _| keep(p, f));
+    }
+}
+
+/// What the first pass saw.
+#[derive(Default)]
+pub(in crate::callgrind) struct Noted {
+    /// Inclusive cost of the folded calls into `f`'s middle.
+    pub(super) continuations: HashMap<Resumption, Vec<u64>>,
+    /// The arcs from JIT code by call site.
+    pub(super) sites: Sites,
+    /// The folded calls from JIT code by call site, per (part, callee,
+    /// address): arcs after all where the address proves an entry point
+    /// (`plan`), as for the oracle, whose call sites are those of every
+    /// call that stays one.
+    pub(super) folded: HashMap<(u64, SymbolId, u64), Sites>,
+    /// Inclusive cost of the arcs from `f`'s code, per callee.
+    pub(super) callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
+    /// Each range's names: entered, resumed, and what calls into them held.
+    pub levels: Levels,
+}
+
+impl Noted {
+    /// Forgets the arcs of `part` from functions no continuation of it
+    /// resumes (a profile of many parts keeps only what its second pass
+    /// uses).
+    pub fn end_part(&mut self, part: u64) {
+        let resumed: HashSet<Of> = self
+            .continuations
+            .keys()
+            .map(|&(p, f, _, _)| (p, f))
+            .collect();
+        let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
+        self.sites.retain(keep);
+        for folded in self.folded.values_mut() {
+            folded.retain(keep);
+        }
+        self.callees.retain(|&(p, f, _), _| keep(p, f));
+    }
+
+    /// The arcs a continuation of `of` at `addr`, called back by `x`,
+    /// comes out of (among `sites`), and their cost; `None` where no arc
+    /// holds it.
+    fn arcs_of<'s>(
+        &'s self,
+        sites: &'s Sites,
+        of: Of,
+        addr: u64,
+        x: Who,
+    ) -> Option<(Arcs<Who>, &'s Vec<u64>)> {
+        if let Some(sites) = sites.all.get(&of) {
+            let (&site, cost) = sites.range(..addr).next_back()?;
+            return Some((Arcs::Site(site), cost));
+        }
+        let cost = self.callees.get(&(of.0, of.1, x))?;
+        Some((Arcs::To(x), cost))
+    }
+
+    /// True where `addr` can be the return address of a call `of` made:
+    /// always without instruction addresses (`instr` false).
+    fn returns_to(&self, of: Of, addr: u64, instr: bool) -> bool {
+        let below = self
+            .sites
+            .all
+            .get(&of)
+            .and_then(|s| s.range(..addr).next_back());
+        !instr || below.is_some_and(|(&site, _)| addr - site <= LONGEST_INSTRUCTION)
+    }
+
+    /// The second pass's work; `None` where there is none. `instr`: the
+    /// positions have instruction addresses.
+    pub fn plan(&self, names: &Interner, instr: bool) -> Option<Plan> {
+        let mut plan = Plan {
+            levels: self.levels.lowered(names),
+            ..Plan::default()
+        };
+        let entry = |&(part, f, addr, _): &Resumption| !self.returns_to((part, f), addr, instr);
+        let entries = self.continuations.keys().filter(|r| entry(r));
+        plan.entries = entries.map(|&(_, f, addr, _)| (f, addr)).collect();
+        // The second pass writes calls to entry points as calls: their
+        // sites are call sites.
+        let mut sites = self.sites.clone();
+        for (&(_, f, addr), calls) in &self.folded {
+            if plan.entries.contains(&(f, addr)) {
+                sites.merge(calls);
+            }
+        }
+        // Per arcs: the continuations' cost summed, and the arcs' cost.
+        let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
+        for (resumption @ &(part, f, addr, x), continuation) in &self.continuations {
+            if entry(resumption) {
+                continue;
+            }
+            plan.resumed += first(continuation);
+            let Some((arcs, cost)) = self.arcs_of(&sites, (part, f), addr, x) else {
+                plan.unplaced += first(continuation);
+                continue;
+            };
+            let (sum, _) = taken.entry(((part, f), arcs)).or_insert((Vec::new(), cost));
+            add(sum, continuation);
+        }
+        // What the arcs a continuation returns from cannot hold, per `f`.
+        let mut beyond: HashMap<Of, (Vec<u64>, Vec<u64>)> = HashMap::new();
+        for ((of, arcs), (continuation, cost)) in taken {
+            let arcs = match arcs {
+                Arcs::Site(site) => {
+                    let (rest, sites) = beyond.entry(of).or_default();
+                    add(rest, &over(&continuation, cost));
+                    sites.push(site);
+                    Arcs::Site(site)
+                }
+                Arcs::To(x) => Arcs::To(x.owned(names)),
+                Arcs::Outside => Arcs::Outside,
+            };
+            plan.shares
+                .entry(of)
+                .or_default()
+                .push((arcs, Share::new(&continuation, cost)));
+        }
+        for (of, (rest, returned_to)) in beyond {
+            if let Some(outside) = self
+                .outside_of(&sites, of, &returned_to)
+                .filter(|_| first(&rest) > 0)
+            {
+                plan.shares
+                    .entry(of)
+                    .or_default()
+                    .push((Arcs::Outside, Share::new(&rest, &outside)));
+            }
+        }
+        (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// The cost of `of`'s arcs made outside every JIT range, but at the
+    /// sites continuations return to (`returned_to`); `None` for none.
+    /// Where a continuation's own arcs hold less than it, callgrind nested
+    /// it under one of these (V8's builtins, charged to the function they
+    /// returned into, calling on): the rest comes out of them.
+    fn outside_of(&self, sites: &Sites, of: Of, returned_to: &[u64]) -> Option<Vec<u64>> {
+        let mut sum = Vec::new();
+        for (site, cost) in sites.outside.get(&of)? {
+            if !returned_to.contains(site) {
+                add(&mut sum, cost);
+            }
+        }
+        (first(&sum) > 0).then_some(sum)
+    }
+}
+
+fn add(sum: &mut Vec<u64>, values: &[u64]) {
+    if sum.len() < values.len() {
+        sum.resize(values.len(), 0);
+    }
+    for (s, v) in sum.iter_mut().zip(values) {
+        *s = s.saturating_add(*v);
+    }
+}
+
+pub(super) fn first(costs: &[u64]) -> u64 {
+    costs.first().copied().unwrap_or(0)
+}
+
+/// What of `continuation` arcs costing `arcs` cannot hold, per event.
+fn over(continuation: &[u64], arcs: &[u64]) -> Vec<u64> {
+    let held = |e: usize| arcs.get(e).copied().unwrap_or(0);
+    continuation
+        .iter()
+        .enumerate()
+        .map(|(e, &c)| c.saturating_sub(held(e)))
+        .collect()
+}
