@@ -224,9 +224,12 @@ pub(super) fn transfer_key(
 ) -> Key {
     let callee = symbols.function(&target[0], &target[2]);
     let (target, target_pos) = match callee.range {
+        // Rule 1: the callee under its function file, whatever range the
+        // target instruction lies in (callgrind's `cfi=` names the called
+        // function's file).
         Some(r) => {
-            let (file, tpos) = map_pos(symbols, r, target_pos, columns);
-            ([r.object.clone(), file, callee.name], tpos)
+            let (_, tpos) = map_pos(symbols, r, target_pos, columns);
+            ([r.object.clone(), r.decl.0.clone(), callee.name], tpos)
         }
         None => (
             [target[0].clone(), target[1].clone(), callee.name],

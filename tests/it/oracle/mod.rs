@@ -20,8 +20,9 @@
 //!    range's middle named at that level (each from anything but that
 //!    level of the range, first event); else the highest such level below,
 //!    else none), its object
-//!    (the symbol file), its declared file as its function file, and, per
-//!    record, the file of its line.
+//!    (the symbol file), its declared file as its function file (a call's
+//!    callee too, whatever range its target lies in), and, per record,
+//!    the file of its line.
 //! 2. Lines and functions come from where the instruction is: a record of
 //!    a JIT function at an instruction of another JIT range (code entered
 //!    by a jump, which callgrind charges to the jumper) belongs to that
