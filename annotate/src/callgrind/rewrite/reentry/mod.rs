@@ -227,6 +227,9 @@ impl Rewriter<'_> {
     }
 }
 
+/// A part and the function resumed (or calling).
+type Of = (u64, SymbolId);
+
 /// The rewriter's re-entry state: noting (first pass) or taking out
 /// (second pass).
 #[derive(Default)]

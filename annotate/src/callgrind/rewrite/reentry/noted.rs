@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::levels::Levels;
 use super::plan::{Plan, Share};
-use super::{Arcs, Who};
+use super::{Arcs, Of, Who};
 use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::Interner;
 use crate::callgrind::rewrite::Res;
@@ -14,9 +14,6 @@ use crate::symbols::SymbolId;
 /// The longest x86-64 instruction: a call site further below an address
 /// cannot return to it.
 const LONGEST_INSTRUCTION: u64 = 15;
-
-/// A part and the function resumed (or calling).
-pub(super) type Of = (u64, SymbolId);
 
 /// One folded call: part, `f`, the address resumed, the caller `x`.
 pub(super) type Resumption = (u64, SymbolId, u64, Who);

@@ -5,8 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::noted::Of;
-use super::{Arcs, Callee};
+use super::{Arcs, Callee, Of};
 use crate::symbols::SymbolId;
 
 impl Plan {
