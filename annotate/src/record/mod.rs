@@ -135,7 +135,9 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
     let exit_code = exit_code(status);
     let mut profiles = written_since(&template, started)?;
     if let Some(ours) = &ours {
-        profiles.retain(|p| of_this_run(p, ours));
+        // A profile's name ends with a pid or a part number: not read.
+        let by_name = writes.option != OUT_FILE;
+        profiles.retain(|p| output_pid(p, by_name).is_none_or(|pid| ours.contains(&pid)));
     }
     if profiles.is_empty() {
         anyhow::bail!(
@@ -328,17 +330,11 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
         .collect())
 }
 
-/// Whether `path` (a profile or a tool's log) is of a process of this run
-/// (`ours`): another run in the same folder may write its own meanwhile.
-/// One that names no process, or is empty, is taken by its time alone.
-fn of_this_run(path: &Path, ours: &std::collections::HashSet<u32>) -> bool {
-    output_pid(path).is_none_or(|pid| ours.contains(&pid))
-}
-
-/// The process an output is of: a profile's `pid:`, a log's first
-/// `==PID==`, else the number ending the file name (massif's and DHAT's
-/// `.PID`).
-fn output_pid(path: &Path) -> Option<u32> {
+/// The process an output is of, to leave another run's alone: a
+/// profile's `pid:`, a log's first `==PID==`, else (`by_name`) the number
+/// ending the file name (massif's and DHAT's `.PID`). One that names none
+/// is taken by its time alone.
+fn output_pid(path: &Path, by_name: bool) -> Option<u32> {
     let file = std::fs::File::open(path).ok()?;
     let first_line = || {
         let mut line = String::new();
@@ -346,7 +342,7 @@ fn output_pid(path: &Path) -> Option<u32> {
         crate::input::log_pid(&line).map(|(pid, _)| pid)
     };
     let named = || {
-        let name = path.file_name()?.to_str()?;
+        let name = path.file_name()?.to_str().filter(|_| by_name)?;
         name.rsplit_once('.')?.1.parse().ok()
     };
     crate::input::profile_pid(&file)
