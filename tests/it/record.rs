@@ -319,7 +319,7 @@ fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
     record_erlang(false);
 }
 
-/// Holds on some recordings and fails on others (3 of 7 held in a row),
+/// Holds on some recordings and fails on others (3 of 6 held in a row),
 /// always on one arc: BEAM's own code, charged by callgrind to
 /// `inet_gethost_native:pick_names/2`, calls into that function's middle.
 /// The oracle takes the site (in no range) for another function's and
