@@ -56,7 +56,8 @@ pub fn top_list(report: &Report, top: usize) -> String {
     rows.sort_by(|a, b| (b.2, b.1).cmp(&(a.2, a.1)).then_with(|| a.0.cmp(&b.0)));
     // Inclusive costs past the total mean nothing: listed by self cost.
     let most = rows.first().map_or(0, |row| row.2);
-    if most > total {
+    let overrun = most > total;
+    if overrun {
         rows.sort_by(|a, b| (b.1, b.2).cmp(&(a.1, a.2)).then_with(|| a.0.cmp(&b.0)));
     }
     let share = |cost: u64| match total {
@@ -71,7 +72,7 @@ pub fn top_list(report: &Report, top: usize) -> String {
             share(own)
         ));
     }
-    if most > total {
+    if overrun {
         out.push_str(&overrun_note(share(most)));
     }
     out

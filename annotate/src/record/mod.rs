@@ -337,8 +337,10 @@ fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>
 fn output_pid(path: &Path, by_name: bool) -> Option<u32> {
     let file = std::fs::File::open(path).ok()?;
     let first_line = || {
+        // A log's first line is short: a file of no lines is not read whole.
         let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(&file), &mut line).ok()?;
+        let head = std::io::Read::take(&file, 4096);
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(head), &mut line).ok()?;
         crate::input::log_pid(&line).map(|(pid, _)| pid)
     };
     let named = || {

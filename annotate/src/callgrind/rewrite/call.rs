@@ -9,8 +9,7 @@
 use super::group::{NameLine, Parsed};
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::Group;
-use super::reader::{FnRef, Space};
+use super::reader::{FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
 use super::{naming, Fail, Res, Rewriter};

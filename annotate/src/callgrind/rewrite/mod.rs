@@ -214,7 +214,9 @@ impl<'t> Rewriter<'t> {
             }
             None => {
                 let instr = self.cols.index(Column::Instr).is_some();
-                self.reentry.noted.plan(&self.naming.names, instr)
+                let table = self.naming.table;
+                let outside = |site| table.lookup(site).is_none();
+                self.reentry.noted.plan(&self.naming.names, instr, outside)
             }
         };
         if let Some(plan) = &plan {

@@ -323,7 +323,6 @@ impl Group {
         matches!(last, Some(Key::Calls | Key::Jump | Key::Jcnd))
     }
 
-    /// Buffers line `raw` whose value (a suffix of it) is `value`.
     /// Whether a line of `key` is buffered.
     pub fn has(&self, key: Key) -> bool {
         self.lines.iter().any(|l| l.0 == key)
@@ -337,6 +336,7 @@ impl Group {
         self.lines.iter().map(line)
     }
 
+    /// Buffers line `raw` whose value (a suffix of it) is `value`.
     pub(super) fn push(&mut self, key: Key, raw: &[u8], value: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(raw);

@@ -65,8 +65,6 @@ mod noted;
 mod plan;
 use noted::first;
 pub(in crate::callgrind) use noted::Noted;
-#[cfg(test)]
-use noted::Sites;
 pub(in crate::callgrind) use plan::Plan;
 #[cfg(test)]
 use plan::Share;
@@ -165,10 +163,10 @@ impl Rewriter<'_> {
         if self.reentry.plan.is_some() {
             return Ok(());
         }
-        let outside = self.naming.table.lookup(site).is_none();
         let part = self.stats.parts;
         let calls = self.reentry.noted.folded.entry((part, resumed, addr));
-        calls.or_default().add((part, owner), site, costs, outside)
+        let sites = calls.or_default().entry((part, owner)).or_default();
+        Ok(add_costs(sites.entry(site).or_default(), costs)?)
     }
 
     /// An arc from `owner`'s code to `callee` made at `site` (its

@@ -11,6 +11,7 @@ use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::Interner;
 use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
+
 /// The longest x86-64 instruction: a call site further below an address
 /// cannot return to it.
 const LONGEST_INSTRUCTION: u64 = 15;
@@ -21,14 +22,17 @@ pub(super) type Resumption = (u64, SymbolId, u64, Who);
 /// Continuations' cost summed, and the cost of the arcs they come out of.
 type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
 
+/// Inclusive cost per call site of `f`'s code.
+pub(super) type BySite = HashMap<Of, BTreeMap<u64, Vec<u64>>>;
+
 /// Inclusive cost of arcs from JIT code, per call site (where positions
 /// have an instruction address).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Sites {
     /// Of the arcs from `f`'s code.
-    pub(super) all: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    pub(super) all: BySite,
     /// Of the arcs charged to `f` made at sites in no JIT range.
-    pub(super) outside: HashMap<Of, BTreeMap<u64, Vec<u64>>>,
+    pub(super) outside: BySite,
 }
 
 impl Sites {
@@ -45,16 +49,20 @@ impl Sites {
         Ok(())
     }
 
-    /// `other`'s arcs added to these.
-    fn merge(&mut self, other: &Sites) {
-        for (mine, theirs) in [
-            (&mut self.all, &other.all),
-            (&mut self.outside, &other.outside),
-        ] {
-            for (&of, sites) in theirs {
-                let into = mine.entry(of).or_default();
-                for (&site, cost) in sites {
-                    add(into.entry(site).or_default(), cost);
+    /// `calls` added as arcs, those at sites in no JIT range (`outside`)
+    /// to both maps.
+    fn merge(&mut self, calls: &BySite, outside: &impl Fn(u64) -> bool) {
+        for (&of, sites) in calls {
+            for (&site, cost) in sites {
+                add(
+                    self.all.entry(of).or_default().entry(site).or_default(),
+                    cost,
+                );
+                if outside(site) {
+                    add(
+                        self.outside.entry(of).or_default().entry(site).or_default(),
+                        cost,
+                    );
                 }
             }
         }
@@ -77,7 +85,7 @@ pub(in crate::callgrind) struct Noted {
     /// address): arcs after all where the address proves an entry point
     /// (`plan`), as for the oracle, whose call sites are those of every
     /// call that stays one.
-    pub(super) folded: HashMap<(u64, SymbolId, u64), Sites>,
+    pub(super) folded: HashMap<(u64, SymbolId, u64), BySite>,
     /// Inclusive cost of the arcs from `f`'s code, per callee.
     pub(super) callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
     /// Each range's names: entered, resumed, and what calls into them held.
@@ -97,7 +105,7 @@ impl Noted {
         let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
         self.sites.retain(keep);
         for folded in self.folded.values_mut() {
-            folded.retain(keep);
+            folded.retain(|&(p, f), _| keep(p, f));
         }
         self.callees.retain(|&(p, f, _), _| keep(p, f));
     }
@@ -132,8 +140,14 @@ impl Noted {
     }
 
     /// The second pass's work; `None` where there is none. `instr`: the
-    /// positions have instruction addresses.
-    pub fn plan(&self, names: &Interner, instr: bool) -> Option<Plan> {
+    /// positions have instruction addresses; `outside`: a site lies in no
+    /// JIT range (asked only of calls into entry points).
+    pub fn plan(
+        &self,
+        names: &Interner,
+        instr: bool,
+        outside: impl Fn(u64) -> bool,
+    ) -> Option<Plan> {
         let mut plan = Plan {
             levels: self.levels.lowered(names),
             ..Plan::default()
@@ -146,7 +160,7 @@ impl Noted {
         let mut sites = self.sites.clone();
         for (&(_, f, addr), calls) in &self.folded {
             if plan.entries.contains(&(f, addr)) {
-                sites.merge(calls);
+                sites.merge(calls, &outside);
             }
         }
         // Per arcs: the continuations' cost summed, and the arcs' cost.

@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 
@@ -31,11 +31,11 @@ fn a_continuation_with_no_arc_is_left_and_counted() {
     let names = Interner::default();
     let (f, x) = (SymbolId(1), Who::Jit(SymbolId(2)));
     noted.continuations.insert((1, f, 0x1010, x), vec![40, 2]);
-    let plan = noted.plan(&names, false).unwrap();
+    let plan = noted.plan(&names, false, |_| false).unwrap();
     assert!(!plan.takes_out());
     assert_eq!(plan.unplaced(), (40, 40));
     noted.callees.insert((1, f, x), vec![30]);
-    let plan = noted.plan(&names, false).unwrap();
+    let plan = noted.plan(&names, false, |_| false).unwrap();
     assert!(plan.takes_out());
     let (arcs, share) = &plan.shares[&(1, f)][0];
     assert_eq!(
@@ -61,7 +61,7 @@ fn a_continuation_comes_out_of_the_call_it_returns_from() {
     // another entry point.
     noted.continuations.insert((1, f, 0x1000, b), vec![7]);
     noted.continuations.insert((1, f, 0x1014, b), vec![9]);
-    let plan = noted.plan(&names, true).unwrap();
+    let plan = noted.plan(&names, true, |_| false).unwrap();
     let mut taken: Vec<_> = plan.shares[&(1, f)]
         .iter()
         .map(|(arcs, share)| (arcs.clone(), share.take.clone()))
@@ -121,7 +121,7 @@ fn a_continuation_keeps_a_level_entered_whose_calls_hold_it() {
     levels.entered.clear();
     let lowered = levels.lowered(&names);
     assert_eq!(lowered[&(f, b"f'5".to_vec())], b"f");
-    let plan = noted.plan(&names, true).unwrap();
+    let plan = noted.plan(&names, true, |_| false).unwrap();
     assert!(plan.takes_out());
 }
 
@@ -141,7 +141,7 @@ fn what_the_return_address_cannot_hold_comes_out_of_arcs_outside_every_range() {
     noted.sites.outside.insert((1, f), outside);
     let x = Who::Jit(SymbolId(2));
     noted.continuations.insert((1, f, 0x1009, x), vec![100]);
-    let plan = noted.plan(&names, true).unwrap();
+    let plan = noted.plan(&names, true, |_| false).unwrap();
     let mut taken: Vec<_> = plan.shares[&(1, f)]
         .iter()
         .map(|(arcs, share)| (format!("{arcs:?}"), share.take.clone(), share.arcs.clone()))
@@ -157,7 +157,7 @@ fn what_the_return_address_cannot_hold_comes_out_of_arcs_outside_every_range() {
     );
     // A continuation its arcs hold whole takes nothing from outside.
     noted.continuations.insert((1, f, 0x1009, x), vec![10]);
-    let plan = noted.plan(&names, true).unwrap();
+    let plan = noted.plan(&names, true, |_| false).unwrap();
     assert_eq!(plan.shares[&(1, f)].len(), 1);
 }
 
@@ -175,12 +175,13 @@ fn a_call_into_an_entry_point_is_a_call_site_of_its_caller() {
     noted
         .continuations
         .insert((1, g, 0x2040, Who::Jit(f)), vec![30]);
-    let mut calls = Sites::default();
-    assert!(calls.add((1, f), 0x100d, b"30", false).is_ok());
-    noted.folded.insert((1, g, 0x2040), calls);
+    let calls = BTreeMap::from([(0x100d, vec![30])]);
+    noted
+        .folded
+        .insert((1, g, 0x2040), HashMap::from([((1, f), calls)]));
     let x = Who::Jit(SymbolId(3));
     noted.continuations.insert((1, f, 0x1012, x), vec![25]);
-    let plan = noted.plan(&names, true).unwrap();
+    let plan = noted.plan(&names, true, |_| false).unwrap();
     assert!(plan.entries.contains(&(g, 0x2040)));
     let taken: Vec<_> = plan.shares[&(1, f)]
         .iter()
