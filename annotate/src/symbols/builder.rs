@@ -184,7 +184,7 @@ impl SymbolTableBuilder {
 }
 
 /// An unlinked temporary file holding `data`.
-fn file_holding(data: &[u8]) -> std::io::Result<File> {
+pub(super) fn file_holding(data: &[u8]) -> std::io::Result<File> {
     use std::io::Write;
     let mut file = crate::output::unlinked_temp_file()?;
     file.write_all(data)?;

@@ -2,14 +2,27 @@
 //! line's offset; the name is decoded only for the ranges a profile
 //! touches. Lines that do not parse (or have size 0) are counted.
 
-use memchr::memchr_iter;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
 
+use memchr::{memchr, memchr_iter};
+
+use super::room::{self, Filled, Room};
 use super::{Entry, SymbolTable, NO_DEBUG};
 use crate::perfmap;
 use jitdump::file_window::Window;
 
 /// Bytes asked of the window at a time (lines are far shorter).
 const STEP: usize = 1 << 20;
+
+/// A map from this size on is read as two halves at once, one on a
+/// thread of its own: parsing the lines is most of indexing a large map.
+const SPLIT_FROM: u64 = 4 << 20;
+
+/// A line is rarely shorter than this: room for the entries is reserved
+/// from it, grown seldom, if ever.
+const SHORT_LINE: u64 = 32;
 
 /// What the pass skipped.
 #[derive(Default)]
@@ -18,20 +31,138 @@ struct Skipped {
     unterminated_tail: bool,
 }
 
-pub fn add(table: &mut SymbolTable, source: usize) -> std::io::Result<()> {
+pub fn add(table: &mut SymbolTable, source: usize) -> io::Result<()> {
+    add_splitting_from(table, source, SPLIT_FROM)
+}
+
+/// [`add`], reading maps from `split_from` bytes on as two halves.
+fn add_splitting_from(table: &mut SymbolTable, source: usize, split_from: u64) -> io::Result<()> {
     let file = table.sources[source].file.try_clone()?;
-    let mut window = Window::new(&file)?;
+    let len = Window::new(&file)?.len();
     let mut skipped = Skipped::default();
-    let mut offset = 0u64;
-    let len = window.len();
-    // A line is rarely shorter than 32 bytes: grown seldom, if ever.
-    table.reserve(usize::try_from(len / 32).unwrap_or(0));
+    match split_point(&file, len, split_from)? {
+        Some(split) => add_halves(table, source, &file, split, &mut skipped)?,
+        None => {
+            table.reserve(usize::try_from(len / SHORT_LINE).unwrap_or(0));
+            scan(&file, source, 0..len, &mut skipped, |e| table.push(e))?;
+        }
+    }
+    report(table, source, &skipped);
+    Ok(())
+}
+
+/// Where a large map is cut in two, and how many lines each half is
+/// expected to hold.
+struct Split {
+    mid: u64,
+    len: u64,
+    front_lines: usize,
+    back_lines: usize,
+}
+
+/// Cuts a map from `split_from` bytes on after the first line end from
+/// its middle on; the halves' lines are estimated from its first
+/// [`STEP`] bytes, with a margin.
+fn split_point(file: &File, len: u64, split_from: u64) -> io::Result<Option<Split>> {
+    if len < split_from {
+        return Ok(None);
+    }
+    let mut window = Window::new(file)?;
+    let sample = window.at(0, STEP)?;
+    let sample = &sample[..sample.len().min(STEP)];
+    let (lines, sampled) = (
+        memchr_iter(b'\n', sample).count() as u64,
+        sample.len() as u64,
+    );
+    let estimate = |bytes: u64| {
+        let lines = bytes.saturating_mul(lines) / sampled.max(1);
+        usize::try_from(lines + lines / 32 + 64).unwrap_or(usize::MAX)
+    };
+    let middle = len / 2;
+    let bytes = window.at(middle, STEP)?;
+    Ok(memchr(b'\n', bytes).map(|at| {
+        let mid = middle + at as u64 + 1;
+        Split {
+            mid,
+            len,
+            front_lines: estimate(mid),
+            back_lines: estimate(len - mid),
+        }
+    }))
+}
+
+/// Indexes the two halves of a large map at once, each into its room of
+/// the table's memory, the back one on a thread of its own (on this one
+/// where no thread can be made).
+fn add_halves(
+    table: &mut SymbolTable,
+    source: usize,
+    file: &File,
+    split: Split,
+    skipped: &mut Skipped,
+) -> io::Result<()> {
+    table.reserve(split.front_lines.saturating_add(split.back_lines));
+    let (mut front, back) = room::split(&mut table.entries, split.front_lines);
+    let mut back = Half::Empty(back, Skipped::default());
+    let front = std::thread::scope(|scope| -> io::Result<Filled> {
+        let read_back = || back.read(file, source, split.mid..split.len);
+        let thread = std::thread::Builder::new().spawn_scoped(scope, read_back);
+        scan(file, source, 0..split.mid, skipped, |e| front.push(e))?;
+        if let Ok(thread) = thread {
+            thread
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(front.filled())
+    })?;
+    back.read(file, source, split.mid..split.len)?;
+    if let Half::Read(back, back_skipped) = back {
+        room::join(&mut table.entries, split.front_lines, front, back);
+        skipped.lines += back_skipped.lines;
+        skipped.unterminated_tail = back_skipped.unterminated_tail;
+    }
+    Ok(())
+}
+
+/// The back half: its room, then what was read into it.
+enum Half<'a> {
+    Empty(Room<'a>, Skipped),
+    Read(Filled, Skipped),
+    Gone,
+}
+
+impl Half<'_> {
+    /// Reads `part` into the room, if that has not been done.
+    fn read(&mut self, file: &File, source: usize, part: Range<u64>) -> io::Result<()> {
+        *self = match std::mem::replace(self, Half::Gone) {
+            Half::Empty(mut room, mut skipped) => {
+                scan(file, source, part, &mut skipped, |e| room.push(e))?;
+                Half::Read(room.filled(), skipped)
+            }
+            done => done,
+        };
+        Ok(())
+    }
+}
+
+/// Indexes the lines of the map's bytes `part` (starting at a line's
+/// start), giving each usable line's entry to `push` in order.
+fn scan(
+    file: &File,
+    source: usize,
+    part: Range<u64>,
+    skipped: &mut Skipped,
+    mut push: impl FnMut(Entry),
+) -> io::Result<()> {
+    let mut window = Window::new(file)?;
+    let mut offset = part.start;
     let mut want = STEP;
-    while offset < len {
+    while offset < part.end {
         let bytes = window.at(offset, want)?;
+        let bytes = &bytes[..bytes.len().min((part.end - offset) as usize)];
         let whole = match bytes.iter().rposition(|&b| b == b'\n') {
             Some(last) => &bytes[..=last],
-            None if offset + bytes.len() as u64 >= len => {
+            None if offset + bytes.len() as u64 >= part.end => {
                 skipped.unterminated_tail = !bytes.is_empty();
                 bytes
             }
@@ -47,22 +178,27 @@ pub fn add(table: &mut SymbolTable, source: usize) -> std::io::Result<()> {
             let line = &whole[line_start..end];
             line_start = end + 1;
             let at = offset + (line.as_ptr() as usize - whole.as_ptr() as usize) as u64;
-            add_line(table, source, line, at, &mut skipped);
+            match entry(source, line, at) {
+                Some(Some(entry)) => push(entry),
+                Some(None) => skipped.lines += 1,
+                None => {}
+            }
         }
         offset += whole.len() as u64;
         want = STEP;
     }
-    report(table, source, &skipped);
     Ok(())
 }
 
-fn add_line(table: &mut SymbolTable, source: usize, line: &[u8], at: u64, skipped: &mut Skipped) {
+/// A line's entry: `None` for a blank line, `Some(None)` for one that
+/// does not parse or has size 0.
+fn entry(source: usize, line: &[u8], at: u64) -> Option<Option<Entry>> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return;
+        return None;
     }
-    match perfmap::fields(line) {
-        Some((start, size, _)) if size > 0 => table.push(Entry {
+    Some(match perfmap::fields(line) {
+        Some((start, size, _)) if size > 0 => Some(Entry {
             start,
             size,
             record: at,
@@ -70,8 +206,8 @@ fn add_line(table: &mut SymbolTable, source: usize, line: &[u8], at: u64, skippe
             source: source as u32,
             module: 0,
         }),
-        _ => skipped.lines += 1,
-    }
+        _ => None,
+    })
 }
 
 fn report(table: &mut SymbolTable, source: usize, skipped: &Skipped) {
@@ -91,7 +227,57 @@ fn report(table: &mut SymbolTable, source: usize, skipped: &Skipped) {
 
 #[cfg(test)]
 mod tests {
-    use crate::symbols::SymbolTable;
+    use super::*;
+    use crate::symbols::SourceKind;
+
+    /// Each entry's start, size and line offset, and the problems.
+    type Indexed = (Vec<(u64, u64, u64)>, Vec<(String, usize)>);
+
+    /// `map` indexed with halves from `split_from` bytes on.
+    fn indexed(map: &[u8], split_from: u64) -> Indexed {
+        let file = super::super::builder::file_holding(map).unwrap();
+        let mut table = SymbolTable::default();
+        let source = table.add_source("perf-1.map".into(), SourceKind::PerfMap, file);
+        add_splitting_from(&mut table, source, split_from).unwrap();
+        let entries = table.entries.iter().map(|e| (e.start, e.size, e.record));
+        let problems = table.report.problems.iter().map(|p| (p.1.clone(), p.2));
+        (entries.collect(), problems.collect())
+    }
+
+    /// A map of long lines and short ones, bad, blank and CRLF lines
+    /// among them, and a tail with no newline.
+    fn mixed_map(long_first: bool) -> Vec<u8> {
+        let mut map = Vec::new();
+        for i in 0..3000u64 {
+            let long = (i < 1000) == long_first;
+            let name = if long { "n".repeat(200) } else { "s".into() };
+            map.extend(format!("{:x} 10 {name}\n", 0x1000 + i * 16).as_bytes());
+            match i % 97 {
+                0 => map.extend(b"zz 10 bad\n"),
+                1 => map.extend(b"\n  \r\n"),
+                2 => map.extend(b"10 0 empty\r\n"),
+                _ => {}
+            }
+        }
+        map.extend(b"ffff 4 cut");
+        map
+    }
+
+    #[test]
+    fn halves_index_as_one_pass_does() {
+        // Room for each half is sized from the whole map's lines per byte:
+        // with the long lines first the back half runs out of it, with
+        // the short ones first the front half does.
+        for long_first in [true, false] {
+            let map = mixed_map(long_first);
+            let whole = indexed(&map, u64::MAX);
+            assert_eq!(whole.0.len(), 3001);
+            assert_eq!(whole.1.len(), 2);
+            for split_from in [0, 1, 4096, map.len() as u64] {
+                assert_eq!(indexed(&map, split_from), whole, "{split_from}");
+            }
+        }
+    }
 
     #[test]
     fn crlf_blank_and_bad_lines_and_a_cut_tail() {

@@ -22,6 +22,7 @@ mod index_jitdump;
 mod index_perfmap;
 pub mod mapped;
 mod modules;
+mod room;
 pub mod runtime_names;
 mod segments;
 mod symbol;
