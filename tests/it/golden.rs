@@ -129,6 +129,7 @@ cases! {
     jumps = "jumps",
     line_only = "line-only",
     name_id_two_objects = "name-id-two-objects",
+    native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",
     relative_after_jit = "relative-after-jit",
 }

@@ -317,10 +317,14 @@ impl Rewriter<'_> {
     }
 
     /// A target inside JIT code gets its source line (a JIT callee's, or
-    /// any target of a jump in a JIT block).
+    /// a target in a JIT block's own function). A callee of no JIT range
+    /// keeps the position callgrind gave, wherever it lies (BEAM's
+    /// threads enter JIT code under the name `clone`).
     pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        if let Some(kind @ FnKind::Jit { .. }) = callee.map(|f| f.kind) {
-            return self.jit_target_pos(target, kind);
+        match callee.map(|f| f.kind) {
+            Some(kind @ FnKind::Jit { .. }) => return self.jit_target_pos(target, kind),
+            Some(_) => return target,
+            None => {}
         }
         match (self.part.block, self.cols.index(Column::Instr)) {
             (Block::Jit(symbol), Some(_)) => self.naming.locate(&self.cols, symbol, target).2,
