@@ -123,6 +123,7 @@ cases! {
     continuation_levels = "continuation-levels",
     copied_call_target = "copied-call-target",
     entry_call_site = "entry-call-site",
+    entry_from_outside = "entry-from-outside",
     escaped_name_parts = "escaped-name-parts",
     fold_and_suffix = "fold-and-suffix",
     held_native_group = "held-native-group",

@@ -81,7 +81,9 @@ impl Rewriter<'_> {
 
     pub(super) fn close_part_totals(&mut self) {
         if self.totals.part.is_some() || self.totals.events_seen {
-            self.reentry.noted.end_part(self.stats.parts);
+            let table = self.naming.table;
+            let outside = |site| table.lookup(site).is_none();
+            self.reentry.noted.end_part(self.stats.parts, outside);
         }
         self.totals.finished += self.totals.part.take().unwrap_or(0);
         self.stats.total = self.totals.finished;

@@ -94,20 +94,36 @@ pub(in crate::callgrind) struct Noted {
 
 impl Noted {
     /// Forgets the arcs of `part` from functions no continuation of it
-    /// resumes (a profile of many parts keeps only what its second pass
-    /// uses).
-    pub fn end_part(&mut self, part: u64) {
-        let resumed: HashSet<Of> = self
+    /// resumes and none of whose middles code outside every JIT range
+    /// (`outside`) called (a profile of many parts keeps only what its
+    /// second pass uses).
+    pub fn end_part(&mut self, part: u64, outside: impl Fn(u64) -> bool) {
+        let mut resumed: HashSet<Of> = self
             .continuations
             .keys()
             .map(|&(p, f, _, _)| (p, f))
             .collect();
+        resumed.extend(self.called_from_outside(&outside).map(|(of, _)| of));
         let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
         self.sites.retain(keep);
         for folded in self.folded.values_mut() {
             folded.retain(|&(p, f), _| keep(p, f));
         }
         self.callees.retain(|&(p, f, _), _| keep(p, f));
+    }
+
+    /// The addresses of functions `f` called from code in no JIT range
+    /// that callgrind charged to `f` (`outside`: a site lies there).
+    fn called_from_outside<'a>(
+        &'a self,
+        outside: &'a impl Fn(u64) -> bool,
+    ) -> impl Iterator<Item = (Of, u64)> + 'a {
+        self.folded
+            .iter()
+            .filter_map(move |(&(p, f, addr), calls)| {
+                let from_outside = calls.get(&(p, f))?.keys().any(|&site| outside(site));
+                from_outside.then_some(((p, f), addr))
+            })
     }
 
     /// The arcs a continuation of `of` at `addr`, called back by `x`,
@@ -155,6 +171,14 @@ impl Noted {
         let entry = |&(part, f, addr, _): &Resumption| !self.returns_to((part, f), addr, instr);
         let entries = self.continuations.keys().filter(|r| entry(r));
         plan.entries = entries.map(|&(_, f, addr, _)| (f, addr)).collect();
+        // A call into `f`'s middle from code in no JIT range that
+        // callgrind charged to `f` comes from outside `f`'s code: an
+        // entry point as any other caller's.
+        for (of, addr) in self.called_from_outside(&outside) {
+            if instr && !self.returns_to(of, addr, instr) {
+                plan.entries.insert((of.1, addr));
+            }
+        }
         // The second pass writes calls to entry points as calls: their
         // sites are call sites.
         let mut sites = self.sites.clone();

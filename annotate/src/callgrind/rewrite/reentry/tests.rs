@@ -192,3 +192,33 @@ fn a_call_into_an_entry_point_is_a_call_site_of_its_caller() {
         [(format!("{:?}", Arcs::<Callee>::Site(0x100d)), vec![25])]
     );
 }
+
+#[test]
+fn a_call_from_code_in_no_range_charged_to_f_can_enter_f() {
+    // Code at 0x500 (in no JIT range) that callgrind charged to f calls
+    // f's 0x1040 (no call site of f below it: an entry point) and f's
+    // 0x1009 (f's call at 0x1004 returns there: not one). A call from f's
+    // own code at 0x1030 into 0x1050 stays inside f.
+    let mut noted = Noted::default();
+    let names = Interner::default();
+    let f = SymbolId(1);
+    noted
+        .sites
+        .all
+        .insert((1, f), BTreeMap::from([(0x1004, vec![10])]));
+    for (site, addr) in [(0x500, 0x1040), (0x500, 0x1009), (0x1030, 0x1050)] {
+        let calls = BTreeMap::from([(site, vec![5])]);
+        noted
+            .folded
+            .insert((1, f, addr), HashMap::from([((1, f), calls)]));
+    }
+    let outside = |site: u64| site < 0x1000;
+    let plan = noted.plan(&names, true, outside).unwrap();
+    assert_eq!(plan.entries, [(f, 0x1040)].into());
+    // Without instruction addresses no site is known to lie outside.
+    assert!(noted.plan(&names, false, outside).is_none());
+    // Kept for the plan when the part ends, though nothing resumes f.
+    noted.end_part(1, outside);
+    let plan = noted.plan(&names, true, outside).unwrap();
+    assert_eq!(plan.entries, [(f, 0x1040)].into());
+}
