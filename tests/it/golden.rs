@@ -129,6 +129,7 @@ cases! {
     held_native_group = "held-native-group",
     jumps = "jumps",
     line_only = "line-only",
+    moved_calls = "moved-calls",
     name_id_two_objects = "name-id-two-objects",
     native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",

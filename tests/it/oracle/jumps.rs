@@ -22,15 +22,21 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
         .into_iter()
         .filter(|r| !r.is_zero_cost());
     for record in records {
-        let (at, pos, costs, is_cost, kind) = match &record {
-            Record::Cost { at, pos, costs } => (at, pos, costs, true, ""),
+        // How often the record ran: a cost line's first event, a call's
+        // count.
+        let (at, pos, costs, ran, kind) = match &record {
+            Record::Cost { at, pos, costs } => {
+                let first = numbers(costs).first().copied().unwrap_or(0);
+                (at, pos, costs, first.max(1), "")
+            }
             Record::Transfer {
                 at,
                 pos,
                 costs,
                 kind,
+                count,
                 ..
-            } => (at, pos, costs, false, kind.as_str()),
+            } => (at, pos, costs, counts(count)[0], kind.as_str()),
         };
         let f = symbols.function(&at[0], &at[3]);
         let (place, holder) = place(symbols, at, pos, &columns);
@@ -82,8 +88,8 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
             sum.push(0);
         }
         let here = (caller, callee, range);
-        if is_cost && run.as_ref() != Some(&here) {
-            sum[0] += values.first().copied().unwrap_or(0).max(1);
+        if run.as_ref() != Some(&here) {
+            sum[0] += ran;
         }
         add_to_at(sum, 1, values);
         run = Some(here);

@@ -41,8 +41,9 @@
 //!    The function callgrind charged then calls that function (callgrind
 //!    takes a jump into another object's code for a call; so do we): per
 //!    pair, as often as the first record of each run of moved records
-//!    ran, with the moved records' costs and their calls' costs; unless
-//!    the two are one function (one name, object and file: versions of it).
+//!    ran (a call's count, where a call comes first), with the moved
+//!    records' costs and their calls' costs; unless the two are one
+//!    function (one name, object and file: versions of it).
 //! 3. Caller components of a name (`--separate-callers`) that are JIT
 //!    addresses are renamed the same way, in any object.
 //! 4. Folding: a call (not a jump) to an address of a JIT range other than

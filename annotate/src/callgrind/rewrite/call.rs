@@ -13,7 +13,7 @@ use super::reader::{FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
 use super::{naming, Fail, Res, Rewriter};
-use crate::callgrind::format::line::CountLine;
+use crate::callgrind::format::line::{parse_u64, CountLine};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
@@ -167,7 +167,8 @@ impl Rewriter<'_> {
                 };
                 let costs = less.as_deref().unwrap_or(costs);
                 if self.part.stretch.is_some() {
-                    self.add_to_stretch(out, costs, false)?;
+                    let calls = parse_u64(line.count).ok_or("bad count")?;
+                    self.add_to_stretch(out, costs, calls)?;
                 }
                 self.write_position(out, costs)
             }

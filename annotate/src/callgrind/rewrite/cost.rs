@@ -61,7 +61,7 @@ impl Rewriter<'_> {
                     self.switch_file(file)?;
                 }
                 match self.part.stretch {
-                    Some(_) => self.add_to_stretch(out, costs, true)?,
+                    Some(_) => self.add_to_stretch(out, costs, cost)?,
                     None => self.part.last_own = Some(out),
                 }
                 self.write_position(out, costs)
@@ -89,7 +89,7 @@ impl Rewriter<'_> {
         if let Some(file) = file {
             self.switch_file(file)?;
         }
-        self.add_to_stretch(out, costs, true)?;
+        self.add_to_stretch(out, costs, cost)?;
         self.write_position(out, costs)
     }
 

@@ -27,7 +27,7 @@ use super::reader::{FnRef, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
-use crate::callgrind::format::position::{add_costs, first_cost, push_costs, push_decimal, Column};
+use crate::callgrind::format::position::{add_costs, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -80,14 +80,13 @@ impl Rewriter<'_> {
     }
 
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
-    /// `costs`; `line` for a cost line (its first cost counts the entry).
-    pub(super) fn add_to_stretch(&mut self, pos: Pos, costs: &[u8], line: bool) -> Res {
+    /// `costs`, run `runs` times (a cost line's first cost, a call's
+    /// count): the first one's count is the jumper's call's.
+    pub(super) fn add_to_stretch(&mut self, pos: Pos, costs: &[u8], runs: u64) -> Res {
         let Some(stretch) = self.part.stretch.as_mut() else {
             return Ok(());
         };
-        if line && stretch.entry.is_none() {
-            stretch.entry = Some((pos, first_cost(costs)?));
-        }
+        stretch.entry.get_or_insert((pos, runs));
         Ok(add_costs(&mut stretch.costs, costs)?)
     }
 
@@ -107,7 +106,7 @@ impl Rewriter<'_> {
             Block::Native => return Ok(()),
         }
         let Some((target, count)) = stretch.entry else {
-            return Ok(()); // only calls were moved: nothing ran of its own
+            return Ok(()); // nothing was moved
         };
         let ident = self.naming.jit_ident(stretch.owner);
         self.name_if_changed("cob", Space::Objects, ident.object, self.writer.current.ob)?;
