@@ -313,35 +313,24 @@ fn hotspot_is_named_with_no_flag_of_its_own() {
 
 /// Erlang's `erl` script execs BEAM (so `--trace-children=yes`), whose
 /// helper process outlives it; BEAM writes a perf map and a jitdump of the
-/// same ranges with names spelled differently.
+/// same ranges with names spelled differently. The output holds to the
+/// oracle. Found on the way there, each now a golden case or a unit test:
+/// one function id under `???` and under beam.smp (callgrind numbers
+/// names, not functions), calls into entry points not counted as call
+/// sites, BEAM's code in no range charged to a function calling into that
+/// function's middle (an entry point), a call from JIT code to `clone`
+/// whose target lies in JIT code (its line kept), and moved code whose
+/// first record is a call (the jumper's call lost). Rule 10's 24,590
+/// positions one line off were BEAM's line tables starting below their
+/// function. Callgrind's raw BEAM profile already has 145
+/// pseudo-functions whose self cost and calls out exceed their callers'
+/// calls in by over 5%, so #28's invariant has no baseline there.
 #[test]
-fn erlang_is_named_from_its_jitdump_with_no_false_reuse() {
-    record_erlang(false);
+fn erlang_is_named_from_its_jitdump_and_holds_to_the_oracle() {
+    record_erlang();
 }
 
-/// Holds on some recordings and fails on others (3 of 6 held in a row),
-/// always on one arc: BEAM's own code, charged by callgrind to
-/// `inet_gethost_native:pick_names/2`, calls into that function's middle.
-/// The oracle takes the site (in no range) for another function's and
-/// the address for an entry point, so the call stays an arc; the rewriter
-/// takes it for the function's own call and folds it. Which is right is
-/// open. Fixed on the way here: one function id under `???` and under
-/// beam.smp (callgrind numbers names, not functions; rule 1 was applied
-/// on the wrong object and rule 2's moved calls lost), calls into entry
-/// points not counted as call sites in the first pass (93 groups of rule
-/// 8's arcs lost the wrong share), and the oracle's callee file (rule 1:
-/// the function's declared file, not that of the range its target lies
-/// in). Rule 10's 24,590 positions one line off were BEAM's line tables
-/// starting below their function. Callgrind's raw BEAM profile already
-/// has 145 pseudo-functions whose self cost and calls out exceed their
-/// callers' calls in by over 5%, so #28's invariant has no baseline there.
-#[test]
-#[ignore = "open: one arc of BEAM's, from code in no range into its own function"]
-fn erlang_profile_holds_to_the_oracle() {
-    record_erlang(true);
-}
-
-fn record_erlang(oracle: bool) {
+fn record_erlang() {
     let halts = Command::new("erl")
         .args(["-noshell", "-eval", "halt()."])
         .output()
@@ -412,7 +401,5 @@ fn record_erlang(oracle: bool) {
         l.contains("fib.erl:fib:fib/1 [") || l.contains("fib.erl:fib:fib/1'")
     });
     assert!(fib >= 57_313, "{named}");
-    if oracle {
-        crate::oracle::check_recording(&dir);
-    }
+    crate::oracle::check_recording(&dir);
 }
