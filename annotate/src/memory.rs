@@ -93,6 +93,14 @@ pub fn advise_huge_pages(start: *mut u8, len: usize) {
     }
 }
 
+/// A builder for annotate's helper threads (reading, writing, indexing):
+/// none runs deep code, so each gets a small stack. With the default of
+/// 2 MiB, a run near its memory limit could fail to start a thread before
+/// an allocation failed, with no word of memory in the message.
+pub fn helper_thread() -> std::thread::Builder {
+    std::thread::Builder::new().stack_size(512 << 10)
+}
+
 /// Says so in one line, removes the temporary file, exits 1. Allocates
 /// nothing.
 #[cold]

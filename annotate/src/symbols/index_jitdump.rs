@@ -177,7 +177,7 @@ pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(),
     let mut index = Index::new(table, source);
     let scanned = std::thread::scope(|scope| {
         let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Taken>>(8);
-        let reader = std::thread::Builder::new().spawn_scoped(scope, move || {
+        let reader = crate::memory::helper_thread().spawn_scoped(scope, move || {
             let mut batch = Vec::with_capacity(BATCH);
             let scanned = scan::scan(&file, |offset, item| {
                 batch.extend(taken(offset, item));

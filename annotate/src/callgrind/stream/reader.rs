@@ -61,7 +61,7 @@ pub fn spawn<'scope, R: Read + Send + 'scope>(
 ) -> io::Result<(Feed, ScopedJoinHandle<'scope, ()>)> {
     let (full_tx, full_rx) = sync_channel(AHEAD);
     let (spent_tx, spent_rx) = channel();
-    let handle = std::thread::Builder::new()
+    let handle = crate::memory::helper_thread()
         .spawn_scoped(scope, move || read_all(&mut input, &full_tx, &spent_rx))?;
     let feed = Feed {
         full: full_rx,

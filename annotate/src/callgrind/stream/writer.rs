@@ -65,7 +65,7 @@ pub fn spawn<'scope, W: Write + Send + 'scope>(
 ) -> io::Result<(Sender, ScopedJoinHandle<'scope, io::Result<()>>)> {
     let (full_tx, full_rx) = sync_channel::<Batch>(IN_FLIGHT);
     let (empty_tx, empty_rx) = channel();
-    let handle = std::thread::Builder::new().spawn_scoped(scope, move || {
+    let handle = crate::memory::helper_thread().spawn_scoped(scope, move || {
         for mut batch in full_rx {
             write_batch(&mut out, &batch)?;
             if let Some(chunk) = batch.chunk.take() {
