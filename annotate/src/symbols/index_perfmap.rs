@@ -106,7 +106,7 @@ fn add_halves(
     let mut back = Half::Empty(back, Skipped::default());
     let front = std::thread::scope(|scope| -> io::Result<Filled> {
         let read_back = || back.read(file, source, split.mid..split.len);
-        let thread = std::thread::Builder::new().spawn_scoped(scope, read_back);
+        let thread = crate::memory::helper_thread().spawn_scoped(scope, read_back);
         scan(file, source, 0..split.mid, skipped, |e| front.push(e))?;
         if let Ok(thread) = thread {
             thread
@@ -244,12 +244,13 @@ mod tests {
         (entries.collect(), problems.collect())
     }
 
-    /// A map of long lines and short ones, bad, blank and CRLF lines
-    /// among them, and a tail with no newline.
+    /// A map of long lines and short ones (2.5 MB: read in several
+    /// steps), bad, blank and CRLF lines among them, and a tail with no
+    /// newline.
     fn mixed_map(long_first: bool) -> Vec<u8> {
         let mut map = Vec::new();
-        for i in 0..3000u64 {
-            let long = (i < 1000) == long_first;
+        for i in 0..30000u64 {
+            let long = (i < 10000) == long_first;
             let name = if long { "n".repeat(200) } else { "s".into() };
             map.extend(format!("{:x} 10 {name}\n", 0x1000 + i * 16).as_bytes());
             match i % 97 {
@@ -271,10 +272,39 @@ mod tests {
         for long_first in [true, false] {
             let map = mixed_map(long_first);
             let whole = indexed(&map, u64::MAX);
-            assert_eq!(whole.0.len(), 3001);
+            assert_eq!(whole.0.len(), 30001);
             assert_eq!(whole.1.len(), 2);
             for split_from in [0, 1, 4096, map.len() as u64] {
                 assert_eq!(indexed(&map, split_from), whole, "{split_from}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_map_is_cut_after_a_line_end_near_its_middle_with_room_for_each_half() {
+        // Lines of 13 to 44 bytes, in a cycle: the first MiB has the
+        // whole map's lines per byte.
+        let map: Vec<u8> = (0..100_000u64)
+            .flat_map(|i| {
+                format!("{:08x} 10 {}\n", 0x1000 + i, "n".repeat(i as usize % 32)).into_bytes()
+            })
+            .collect();
+        let len = map.len() as u64;
+        let file = super::super::builder::file_holding(&map).unwrap();
+        assert!(split_point(&file, len, len + 1).unwrap().is_none());
+        for split_from in [0, len] {
+            let split = split_point(&file, len, split_from).unwrap().unwrap();
+            let mid = split.mid as usize;
+            assert_eq!((map[mid - 1], split.len), (b'\n', len));
+            assert!((len / 2..len / 2 + 45).contains(&split.mid));
+            let lines = |bytes: &[u8]| memchr_iter(b'\n', bytes).count();
+            for (want, got) in [
+                (lines(&map[..mid]), split.front_lines),
+                (lines(&map[mid..]), split.back_lines),
+            ] {
+                // Room for every line, and no more than a 1/32 margin
+                // (and 64) over the estimate of the first MiB.
+                assert!((want..want + want / 24 + 64).contains(&got), "{want} {got}");
             }
         }
     }
