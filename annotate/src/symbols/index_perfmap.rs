@@ -282,21 +282,29 @@ mod tests {
 
     #[test]
     fn a_large_map_is_cut_after_a_line_end_near_its_middle_with_room_for_each_half() {
-        // Lines of 13 to 44 bytes, in a cycle: the first MiB has the
+        // Lines of 14 to 45 bytes, in a cycle: the first MiB has the
         // whole map's lines per byte.
         let map: Vec<u8> = (0..100_000u64)
             .flat_map(|i| {
-                format!("{:08x} 10 {}\n", 0x1000 + i, "n".repeat(i as usize % 32)).into_bytes()
+                format!(
+                    "{:08x} 10 {}\n",
+                    0x1000 + i,
+                    "n".repeat(1 + i as usize % 32)
+                )
+                .into_bytes()
             })
             .collect();
         let len = map.len() as u64;
         let file = super::super::builder::file_holding(&map).unwrap();
         assert!(split_point(&file, len, len + 1).unwrap().is_none());
+        // No line is bad: nothing is reported.
+        let (entries, problems) = indexed(&map, 0);
+        assert_eq!((entries.len(), problems), (100_000, vec![]));
         for split_from in [0, len] {
             let split = split_point(&file, len, split_from).unwrap().unwrap();
             let mid = split.mid as usize;
             assert_eq!((map[mid - 1], split.len), (b'\n', len));
-            assert!((len / 2..len / 2 + 45).contains(&split.mid));
+            assert!((len / 2..len / 2 + 46).contains(&split.mid));
             let lines = |bytes: &[u8]| memchr_iter(b'\n', bytes).count();
             for (want, got) in [
                 (lines(&map[..mid]), split.front_lines),
