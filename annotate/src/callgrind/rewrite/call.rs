@@ -318,21 +318,16 @@ impl Rewriter<'_> {
     }
 
     /// A target inside JIT code gets its source line (a JIT callee's, or
-    /// a target in a JIT block's own function). A callee of no JIT range
-    /// keeps the position callgrind gave, wherever it lies (BEAM's
-    /// threads enter JIT code under the name `clone`).
+    /// a target in a JIT block's own function). A function of no JIT
+    /// range keeps the position callgrind gave, wherever it lies: a
+    /// callee (BEAM's threads enter JIT code under the name `clone`), or
+    /// an address-named stub's own jump into JIT code.
     pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        match callee.map(|f| f.kind) {
-            Some(kind @ FnKind::Jit { .. }) => return self.jit_target_pos(target, kind),
-            Some(_) => return target,
-            None => {}
-        }
-        match (self.part.block, self.cols.index(Column::Instr)) {
-            (Block::Jit(symbol), Some(_)) => self.naming.locate(&self.cols, symbol, target).2,
-            (Block::Unnamed(_), Some(_)) => self
-                .naming
-                .jit_at(&self.cols, target)
-                .map_or(target, |(_, _, at)| at),
+        match (callee.map(|f| f.kind), self.part.block) {
+            (Some(kind @ FnKind::Jit { .. }), _) => self.jit_target_pos(target, kind),
+            (None, Block::Jit(symbol)) if self.cols.index(Column::Instr).is_some() => {
+                self.naming.locate(&self.cols, symbol, target).2
+            }
             _ => target,
         }
     }
