@@ -103,7 +103,8 @@ impl Noted {
             .keys()
             .map(|&(p, f, _, _)| (p, f))
             .collect();
-        resumed.extend(self.called_from_outside(&outside).map(|(of, _)| of));
+        let from_outside = self.called_from_outside(&outside).map(|(of, _)| of);
+        resumed.extend(from_outside.filter(|&(p, _)| p == part));
         let keep = |p: u64, f: SymbolId| p != part || resumed.contains(&(p, f));
         self.sites.retain(keep);
         for folded in self.folded.values_mut() {
