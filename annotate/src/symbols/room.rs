@@ -59,24 +59,24 @@ pub fn join(entries: &mut Vec<Entry>, front: usize, a: Filled, b: Filled) {
     let start = entries.len();
     let front = front.min(entries.capacity() - start);
     let spare = entries.spare_capacity_mut();
-    let back: Vec<Entry> = match a.spill.is_empty() {
+    // The back's entries moved down to follow the front's, or (where the
+    // front spilled) copied out, to come after the spill (rare: the
+    // front's room is sized with a margin).
+    let (moved, back): (usize, Vec<Entry>) = match a.spill.is_empty() {
         true => {
             spare.copy_within(front..front + b.used, a.used);
-            Vec::new()
+            (b.used, Vec::new())
         }
-        // The front spilled: the back's entries are copied out, to come
-        // after the spill (rare: the front's room is sized with a margin).
-        false => spare[front..front + b.used]
-            .iter()
+        false => {
+            let slots = spare[front..front + b.used].iter();
             // SAFETY: the back room wrote each of its first `b.used` slots.
-            .map(|slot| unsafe { slot.assume_init() })
-            .collect(),
+            (0, slots.map(|slot| unsafe { slot.assume_init() }).collect())
+        }
     };
-    let written = a.used + if a.spill.is_empty() { b.used } else { 0 };
     // SAFETY: the `a.used` slots after `start` were written by the front
-    // room; where the front did not spill, the `b.used` after those now
-    // hold copies of the slots the back room wrote. `Entry` is `Copy`.
-    unsafe { entries.set_len(start + written) };
+    // room; the `moved` after those hold copies of the slots the back
+    // room wrote. `Entry` is `Copy`.
+    unsafe { entries.set_len(start + a.used + moved) };
     entries.extend(a.spill);
     entries.extend(back);
     entries.extend(b.spill);
