@@ -77,13 +77,17 @@ impl Rewriter<'_> {
         let before = self.reader.pos().copied();
         let (pos, costs) = self.decode(text)?;
         let cost = first_cost(costs)?;
-        self.reader.set_pos(pos);
         let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
+            // The lines coming home writes (a stretch's call) go before
+            // this one: the output's state is then compared with the
+            // input's before it, which a relative line is read against.
             self.back_home()?;
+            self.reader.set_pos(pos);
             *self.stats.unnamed_cost.entry(addr).or_default() += cost;
             self.part.last_own = Some(pos);
             return self.copy_decoded(raw, text, terminated, before, (pos, costs));
         };
+        self.reader.set_pos(pos);
         self.charge_to(Some(owner), cost)?;
         self.jit_costs.add(owner, cost);
         if let Some(file) = file {
