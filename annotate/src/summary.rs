@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::callgrind::{Ending, Stats};
+use crate::callgrind::{Ending, ReadBack, Stats};
 use crate::command::{Epoch, Report, Rewritten};
 use crate::symbols::SymbolTable;
 
@@ -74,17 +74,27 @@ fn render(report: &Report) -> String {
     s
 }
 
-/// How often a profile was read, where more than once, and why.
+/// How often a profile was read, where more than once, and why; and what
+/// was read again to place positions.
 fn reads(stats: &Stats) -> String {
-    if stats.reads.len() <= 1 {
-        return String::new();
+    let mut s = String::new();
+    if stats.reads.len() > 1 {
+        let again: Vec<&str> = stats.reads[1..].iter().map(|r| r.why()).collect();
+        let times = stats.reads.len();
+        let _ = write!(
+            s,
+            "; read {times} times: again for {}",
+            again.join(", then ")
+        );
     }
-    let again: Vec<&str> = stats.reads[1..].iter().map(|r| r.why()).collect();
-    format!(
-        "; read {} times: again for {}",
-        stats.reads.len(),
-        again.join(", then ")
-    )
+    let ReadBack { times, bytes } = stats.read_back;
+    if times > 0 {
+        let _ = write!(
+            s,
+            "; {times} relative positions placed by reading {bytes} bytes again (not callgrind's layout)"
+        );
+    }
+    s
 }
 
 /// Which symbol files name the process's profiles, and why; and what the

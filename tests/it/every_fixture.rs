@@ -98,6 +98,39 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
     }
 }
 
+/// Every position relative, each function's first too (not callgrind's
+/// layout): the lazy pass reads back what it copied undecoded, reads the
+/// profile no more often than callgrind's own layout needs, and its
+/// output means what the layout callgrind wrote gives.
+#[test]
+fn relative_first_positions_are_read_back_and_mean_the_same() {
+    let dir = util::scratch("relative-layout");
+    for (profile, sources) in all_fixtures(&dir) {
+        let table = table(&sources);
+        let input = std::fs::read_to_string(&profile).unwrap();
+        let relative = expand::all_relative(&input);
+        let name = profile.display();
+        let (want, as_written) = rewrite_bytes(input.as_bytes(), &table, 1 << 16);
+        let (got, stats) = rewrite_bytes(relative.as_bytes(), &table, 1 << 16);
+        assert_eq!(as_written.read_back.times, 0, "{name}: callgrind's layout");
+        assert!(stats.read_back.times > 0, "{name}: nothing read back");
+        assert!(stats.read_back.bytes < relative.len() as u64, "{name}");
+        assert_eq!(stats.reads, as_written.reads, "{name}");
+        let meaningful = |out: Vec<u8>| -> Vec<Record> {
+            let records = expand::expand(&String::from_utf8(out).unwrap()).into_iter();
+            records.filter(|r| !r.is_zero_cost()).collect()
+        };
+        let (got, want) = (meaningful(got), meaningful(want));
+        assert_eq!(got.len(), want.len(), "{name}");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!(
+                "{name}: record {i} differs:\nrelative: {:?}\nas written: {:?}",
+                got[i], want[i]
+            );
+        }
+    }
+}
+
 #[test]
 fn the_oracle_holds_on_every_fixture() {
     let dir = util::scratch("oracle-fixtures");

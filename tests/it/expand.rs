@@ -62,9 +62,44 @@ pub fn expand(text: &str) -> Vec<Record> {
     r.records
 }
 
+/// The same profile with every position written relative to the one
+/// before it (`+3`, `-2`, `*`), each function's first too: a layout
+/// callgrind never writes, whose positions the rewriter's lazy pass must
+/// read back to place.
+pub fn all_relative(text: &str) -> String {
+    let mut r = Reader::default();
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for line in text.lines() {
+        if is_position_line(line) {
+            let (pos, costs) = r.decode(line);
+            let relative = pos.iter().zip(&r.pos).map(|(&now, &before)| {
+                if now >= before {
+                    format!("+{}", now - before)
+                } else {
+                    format!("-{}", before - now)
+                }
+            });
+            out.push_str(&relative.collect::<Vec<_>>().join(" "));
+            if !costs.is_empty() {
+                out.push(' ');
+                out.push_str(&costs);
+            }
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+        r.line(line);
+    }
+    out
+}
+
+fn is_position_line(line: &str) -> bool {
+    line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c))
+}
+
 impl Reader {
     fn line(&mut self, line: &str) {
-        if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
+        if is_position_line(line) {
             return self.position_line(line);
         }
         if let Some(v) = line.strip_prefix("positions:") {

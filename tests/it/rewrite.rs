@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use annotate::callgrind::Stats;
 use annotate::symbols::SymbolTable;
 
+use crate::expand;
 use crate::identity::{self, Functions};
-use crate::rewriting::{rewrite_bytes, table};
+use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
 use crate::util;
 
 fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
@@ -365,14 +366,29 @@ fn a_profile_is_read_once_unless_re_entry_or_its_layout_asks_again() {
     let moar_map = files("moarvm-words", &["perf-2422.map"]);
     assert_eq!(reads(&moar, &moar_map), [Reading::First]);
     // A JIT function starting with a relative position after native
-    // lines (not callgrind's own layout): the lazy reading, which copied
-    // those lines undecoded, stops; the exact one starts over.
+    // lines (not callgrind's own layout): the lazy reading copied those
+    // lines undecoded, so it reads back from the first of them to the
+    // JIT function's line, and goes on.
     let case = util::root().join("tests/data/relative-after-jit");
     let dump = case.join("jit-9747.dump");
-    let input = "positions: instr line\nevents: Ir\n\
-                 ob=(1) /tmp/demo\nfl=(1) demo.c\nfn=(1) main\n0x401000 60 3\n+1 +1 1\n\
-                 ob=(2) ???\nfl=(2) ???\nfn=(3) 0x000000000483c000\n+71544831 -60 1\n\
-                 totals: 5\n";
-    let (_, stats) = rewrite_bytes(input.as_bytes(), &table(&[dump]), 1 << 16);
-    assert_eq!(stats.reads, [Reading::First, Reading::ExactPositions]);
+    let head = "positions: instr line\nevents: Ir\nob=(1) /tmp/demo\nfl=(1) demo.c\nfn=(1) main\n";
+    let undecoded = "0x401000 60 3\n+1 +1 1\nob=(2) ???\nfl=(2) ???\nfn=(3) 0x000000000483c000\n";
+    let input = format!("{head}{undecoded}+71544831 -60 1\ntotals: 5\n");
+    let (out, stats) = rewrite_bytes(
+        input.as_bytes(),
+        &table(std::slice::from_ref(&dump)),
+        1 << 16,
+    );
+    assert_eq!(stats.reads, [Reading::First]);
+    assert_eq!(stats.read_back.times, 1);
+    assert_eq!(stats.read_back.bytes, undecoded.len() as u64);
+    // Placed where the exact reading places it: 0x401001 + 71544831 is
+    // 0x483c000, the JIT function's first instruction.
+    let (exact, _) = rewrite_pass(input.as_bytes(), &table(&[dump]), 1 << 16, Pass::Exact);
+    let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+    let records = expand::expand(&text(&out));
+    assert_eq!(records, expand::expand(&text(&exact)));
+    let at_jit =
+        |r: &expand::Record| matches!(r, expand::Record::Cost { pos, .. } if pos[0] == 0x483c000);
+    assert!(records.iter().any(at_jit), "{}", text(&out));
 }

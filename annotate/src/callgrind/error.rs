@@ -34,41 +34,10 @@ impl std::fmt::Display for RewriteError {
 
 impl std::error::Error for RewriteError {}
 
-/// Why a pass stopped: an error, or (only where native positions are
-/// copied undecoded) a relative position it cannot place, after which
-/// [`rewrite`](fn@super::rewrite) decodes every position.
-#[derive(Debug)]
-pub(super) enum Stop {
-    Error(RewriteError),
-    /// At this line.
-    NeedsExact {
-        line: u64,
-    },
-}
-
-impl Stop {
-    pub(super) fn io(e: io::Error) -> Stop {
-        Stop::Error(RewriteError::Io(e))
-    }
-
-    /// The error, where the stop is one (the exact pass never needs
-    /// itself).
-    pub(super) fn error(self) -> RewriteError {
-        match self {
-            Stop::Error(e) => e,
-            Stop::NeedsExact { line } => RewriteError::Parse {
-                line,
-                message: "relative position needs exact mode".into(),
-            },
-        }
-    }
-}
-
 /// A line's failure as the caller sees it.
-pub(super) fn error(fail: Fail, line: u64) -> Stop {
+pub(super) fn error(fail: Fail, line: u64) -> RewriteError {
     match fail {
-        Fail::Line(message) => Stop::Error(RewriteError::Parse { line, message }),
-        Fail::NeedsExact => Stop::NeedsExact { line },
-        Fail::Io(e) => Stop::io(e),
+        Fail::Line(message) => RewriteError::Parse { line, message },
+        Fail::Io(e) => RewriteError::Io(e),
     }
 }

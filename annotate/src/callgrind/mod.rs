@@ -27,10 +27,10 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
 pub use error::RewriteError;
-pub use stats::{Ending, Reading, Stats};
+pub use stats::{Ending, ReadBack, Reading, Stats};
 
 use crate::symbols::SymbolTable;
-use error::{error, Stop};
+use error::error;
 use rewrite::state::Tracking;
 use rewrite::Rewriter;
 
@@ -123,30 +123,18 @@ impl<'a> Rewrite<'a> {
     }
 
     /// Rewrites `input` into `output`. The input is read once, or again
-    /// where it is not laid out as callgrind writes it (a function starting
-    /// with a relative position: then every position is decoded) or where
-    /// a JIT function was resumed by a call into its middle (then the
-    /// continuation's cost is taken out of the arcs that hold it twice;
-    /// see `rewrite/reentry/`); each time `output` is restarted
-    /// ([`Stats::reads`] says how often, and why).
-    pub fn run<R, W>(self, mut input: R, mut output: W) -> Result<Stats, RewriteError>
+    /// where a JIT function was resumed by a call into its middle (then the
+    /// continuation's cost is taken out of the arcs that hold it twice; see
+    /// `rewrite/reentry/`, and `output` is restarted). [`Stats::reads`]
+    /// says how often, and why; [`Stats::read_back`] how much of it was
+    /// read again to place positions not laid out as callgrind lays them
+    /// out (`rewrite/recall.rs`).
+    pub fn run<R, W>(self, input: R, output: W) -> Result<Stats, RewriteError>
     where
         R: Read + Seek + Send,
         W: Output + Send,
     {
-        let stats = match with_reentry(&mut input, &mut output, self) {
-            Err(Stop::NeedsExact { .. }) => {
-                again(&mut input, &mut output).map_err(Stop::error)?;
-                let mut stats =
-                    with_reentry(input, output, self.every_position()).map_err(Stop::error)?;
-                // The lazy reading stopped part way; the exact one's first
-                // reading is the profile's second.
-                stats.reads[0] = Reading::ExactPositions;
-                stats.reads.insert(0, Reading::First);
-                stats
-            }
-            result => result.map_err(Stop::error)?,
-        };
+        let stats = with_reentry(input, output, self)?;
         // Ranges are decoded from their files as the rewrite meets them.
         match self.table.decode_failure() {
             Some(why) => Err(RewriteError::SymbolFile(why)),
@@ -156,14 +144,14 @@ impl<'a> Rewrite<'a> {
 }
 
 /// Rewinds the input and empties the output for another pass.
-fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), Stop> {
-    input.rewind().map_err(Stop::io)?;
-    output.restart().map_err(Stop::io)
+fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), RewriteError> {
+    input.rewind().map_err(RewriteError::Io)?;
+    output.restart().map_err(RewriteError::Io)
 }
 
 /// A pass, and a second one where the first found continuations to take
 /// out of arcs (see `rewrite/reentry/`).
-fn with_reentry<R, W>(mut input: R, mut output: W, how: Rewrite) -> Result<Stats, Stop>
+fn with_reentry<R, W>(mut input: R, mut output: W, how: Rewrite) -> Result<Stats, RewriteError>
 where
     R: Read + Seek + Send,
     W: Output + Send,
@@ -186,42 +174,43 @@ where
 /// One pass: input read and output written on threads of their own
 /// (`stream`). Gives the counts, and a second pass's work where
 /// re-entries are to be taken out of arcs.
-fn run<R: Read + Send, W: Write + Send>(
+fn run<R: Read + Seek + Send, W: Write + Send>(
     input: R,
     output: W,
     how: Rewrite,
     reentry: rewrite::reentry::State,
-) -> Result<(Stats, Option<rewrite::reentry::Plan>), Stop> {
+) -> Result<(Stats, Option<rewrite::reentry::Plan>), RewriteError> {
+    let input = stream::shared::Shared::new(input).map_err(RewriteError::Io)?;
     std::thread::scope(|scope| {
-        let (feed, _reader) = stream::reader::spawn(scope, input).map_err(Stop::io)?;
+        let (feed, _reader) = stream::reader::spawn(scope, &input).map_err(RewriteError::Io)?;
         let spent = feed.spent_sender();
-        let (writer, handle) = stream::writer::spawn(scope, output, spent).map_err(Stop::io)?;
+        let (writer, handle) =
+            stream::writer::spawn(scope, output, spent).map_err(RewriteError::Io)?;
         let out = stream::out::Out::new(writer);
-        let mut rw = Rewriter::new(how.table, how.image, out, how.tracking, reentry);
+        let mut rw = Rewriter::new(how.table, how.image, out, how.tracking, reentry, &input);
         let result = fast::Driver::new(feed)
             .run(&mut rw)
             .and_then(|lines| rw.finish().map_err(|f| error(f, lines)));
         // The writer thread's own error explains a failed send best.
         match (stream::writer::join(handle), result) {
-            (Err(e), Ok(_) | Err(Stop::Error(RewriteError::Io(_)))) => Err(Stop::io(e)),
+            (Err(e), Ok(_) | Err(RewriteError::Io(_))) => Err(RewriteError::Io(e)),
             (_, result) => result,
         }
     })
 }
 
-/// The two readings alone, for the unit tests: the lazy one stops where
-/// a function starts with a relative position.
+/// The two readings alone, for the unit tests.
 #[cfg(test)]
 pub(crate) mod passes {
     use super::*;
 
-    /// Native positions copied undecoded; no fallback.
+    /// Native positions copied undecoded (the default).
     pub fn lazy<R: Read + Seek + Send, W: Output + Send>(
         input: R,
         output: W,
         table: &SymbolTable,
     ) -> Result<Stats, RewriteError> {
-        with_reentry(input, output, Rewrite::new(table)).map_err(Stop::error)
+        Rewrite::new(table).run(input, output)
     }
 
     /// Every position decoded.

@@ -21,10 +21,6 @@ pub enum Ending {
 pub enum Reading {
     /// The first reading.
     First,
-    /// Again with every position decoded: the profile is not laid out as
-    /// callgrind lays it out (a function starting with a relative
-    /// position).
-    ExactPositions,
     /// Again to take continuations out of the arcs holding them, or to
     /// write entry points as calls (the re-entry plan).
     Reentry,
@@ -38,7 +34,6 @@ impl Reading {
     pub fn why(self) -> &'static str {
         match self {
             Reading::First => "first",
-            Reading::ExactPositions => "positions not laid out as callgrind writes them",
             Reading::Reentry => "continuations to take out of arcs",
             Reading::CombinedEpochs => "several epochs in one file",
         }
@@ -88,6 +83,18 @@ pub struct Stats {
     pub ending: Ending,
     /// Each time the profile was read from its start, and why.
     pub reads: Vec<Reading>,
+    /// Stretches read again to place relative positions that the lazy
+    /// pass had copied undecoded (a layout callgrind does not write).
+    pub read_back: ReadBack,
+}
+
+/// Stretches of the input read again (see [`Stats::read_back`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadBack {
+    /// How many.
+    pub times: u64,
+    /// Their bytes, together.
+    pub bytes: u64,
 }
 
 impl Stats {
@@ -148,6 +155,8 @@ impl Stats {
             self.ending = other.ending;
         }
         self.reads.extend(&other.reads);
+        self.read_back.times += other.read_back.times;
+        self.read_back.bytes += other.read_back.bytes;
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::lane::{Lane, Pass};
 use super::newlines::Newlines;
-use crate::callgrind::error::{error, RewriteError, Stop};
+use crate::callgrind::error::{error, RewriteError};
 use crate::callgrind::format::plain_lines::Breaks;
 use crate::callgrind::rewrite::Rewriter;
 use crate::callgrind::stream::reader::{Chunk, Feed, HEADROOM};
@@ -23,6 +23,9 @@ pub(in crate::callgrind) struct Driver {
     lane: Lane,
     /// The current chunk, with the unfinished lines of the one before.
     buf: Vec<u8>,
+    /// The input offset of `buf[0]` (wrapping: the first chunk's data
+    /// starts after its headroom).
+    base: u64,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
     end: usize,
@@ -88,6 +91,7 @@ impl Driver {
             feed,
             lane: Lane::default(),
             buf: Vec::new(),
+            base: 0,
             start: 0,
             end: 0,
             eof: false,
@@ -98,7 +102,7 @@ impl Driver {
     }
 
     /// Feeds every line to `rw`; the number of lines.
-    pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, Stop> {
+    pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
         loop {
             self.lines(rw)?;
             if !self.refill(rw)? {
@@ -118,7 +122,7 @@ impl Driver {
     /// the lane (most lines), marked by the reader, are passed over in one
     /// step; other lines the lane copies join them in runs the writer
     /// copies from the chunk; the rest go through the rewriter.
-    fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
+    fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let mut run_start = self.held.unwrap_or(self.start);
         let mut lane = Lane::open(rw);
         let base = self.start;
@@ -126,9 +130,10 @@ impl Driver {
         loop {
             if lane && self.lane.takes_plain_run() {
                 if let Some(to) = self.runs.plain_run(self.start) {
+                    let at = self.offset(self.start);
                     self.start = to;
                     newlines.skip_to(to - base);
-                    self.lane.copied_cost_lines(rw);
+                    self.lane.copied_cost_lines(rw, at);
                     self.held = None;
                 }
             }
@@ -143,6 +148,10 @@ impl Driver {
             };
             match pass {
                 Pass::Copied => self.held = None,
+                Pass::CopiedPosition => {
+                    self.held = None;
+                    rw.reader.forget_pos(self.offset(line_start));
+                }
                 Pass::Held => {
                     self.held.get_or_insert(line_start);
                 }
@@ -151,8 +160,9 @@ impl Driver {
                     rw.writer
                         .out
                         .copy_input(run_start..run_end)
-                        .map_err(Stop::io)?;
+                        .map_err(RewriteError::Io)?;
                     run_start = self.start;
+                    rw.recall.line_at = self.offset(line_start);
                     let held = self.held.take();
                     let site = Site {
                         buf: &self.buf[..line_end],
@@ -168,13 +178,14 @@ impl Driver {
         rw.writer
             .out
             .copy_input(run_start..run_end)
-            .map_err(Stop::io)
+            .map_err(RewriteError::Io)
     }
 
     /// At the end of the input: held lines go to the rewriter after all.
-    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
+    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         match self.held.take() {
             Some(from) => {
+                rw.recall.line_at = self.offset(from);
                 let (buf, lines) = (&self.buf, self.lines);
                 replay(rw, &mut self.lane, &buf[from..self.start], || {
                     lines.at(buf, from)
@@ -185,20 +196,21 @@ impl Driver {
     }
 
     /// The final line when it has no newline.
-    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), Stop> {
+    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         if self.start == self.end {
             return Ok(());
         }
         let line = &self.buf[self.start..self.end];
         let content = line.strip_suffix(b"\r").unwrap_or(line);
         let line_no = self.lines.at(&self.buf, self.start);
+        rw.recall.line_at = self.offset(self.start);
         rw.line(content, false).map_err(|f| error(f, line_no))
     }
 
     /// Puts the unconsumed tail (and held lines) in front of the next
     /// chunk, and hands the buffer it leaves to the writer; false at the
     /// end of the input.
-    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, Stop> {
+    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, RewriteError> {
         if self.eof {
             return Ok(false);
         }
@@ -206,16 +218,16 @@ impl Driver {
         let tail = self.end - keep;
         if tail > MAX_LINE {
             let message = format!("line longer than {} MiB", MAX_LINE >> 20);
-            return Err(Stop::Error(RewriteError::Parse {
+            return Err(RewriteError::Parse {
                 line: self.lines.at(&self.buf, self.start),
                 message,
-            }));
+            });
         }
         let Chunk {
             buf: mut next,
             len,
             breaks,
-        } = self.feed.next().map_err(Stop::io)?;
+        } = self.feed.next().map_err(RewriteError::Io)?;
         if len == 0 {
             self.eof = true;
             return Ok(self.start < self.end);
@@ -241,11 +253,18 @@ impl Driver {
             0
         };
         self.lines = LineCount { anchor: at, before };
+        self.base = self.offset(keep).wrapping_sub(at as u64);
         let old = self.runs.install(breaks, self.end - len);
         chunk_done(rw, next, old)?;
         self.start = self.start - keep + at;
         self.held = self.held.map(|_| at);
         Ok(true)
+    }
+
+    /// The input offset of `buf[at]`.
+    #[inline]
+    fn offset(&self, at: usize) -> u64 {
+        self.base.wrapping_add(at as u64)
     }
 
     /// The lines before `buf[keep]`, counting those of the chunk's data
@@ -263,13 +282,13 @@ impl Driver {
 
 /// Hands the buffer the output copies from, with its breaks, to the
 /// writer (both go back to the reader from there).
-fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), Stop> {
+fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), RewriteError> {
     let chunk = Chunk {
         buf,
         len: 0,
         breaks,
     };
-    rw.writer.out.chunk_done(chunk).map_err(Stop::io)
+    rw.writer.out.chunk_done(chunk).map_err(RewriteError::Io)
 }
 
 /// Where a line is: `buf[start..]`, and how to count its number.
@@ -287,7 +306,7 @@ fn rewrite_line(
     lane: &mut Lane,
     site: &Site<'_>,
     held: Option<usize>,
-) -> Result<(), Stop> {
+) -> Result<(), RewriteError> {
     let Site { buf, start, lines } = *site;
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
@@ -310,7 +329,7 @@ fn replay(
     lane: &mut Lane,
     lines: &[u8],
     first: impl Fn() -> u64,
-) -> Result<(), Stop> {
+) -> Result<(), RewriteError> {
     lane.drop_held();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {

@@ -24,6 +24,9 @@ use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 pub(super) enum Pass {
     /// Handled: the output line is the input line.
     Copied,
+    /// A position line copied (undecoded): the driver notes where the
+    /// input's position was forgotten.
+    CopiedPosition,
     /// A call's `cob=`/`cfi=`/`cfn=`/`calls=` line, held until the callee
     /// is known to be native (then copied as it is).
     Held,
@@ -71,16 +74,22 @@ impl Lane {
         self.held.is_empty() || self.held.awaits_position()
     }
 
-    /// Cost lines were copied (a run of plain ones by the driver, see
-    /// `plain_lines`, or one by [`pass_position`](Self::pass_position)),
-    /// the first of them the position line of the call group held, if
-    /// any: that group is copied with them.
+    /// Cost lines from input offset `at` on were copied (a run of plain
+    /// ones by the driver, see `plain_lines`, or one the lane passed,
+    /// [`Pass::CopiedPosition`]), the first of them the position line of
+    /// the call group held, if any: that group is copied with them, and
+    /// the input's position is forgotten.
     #[inline]
-    pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>) {
+    pub(super) fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>, at: u64) {
+        self.held_copied(rw);
+        rw.reader.forget_pos(at);
+    }
+
+    #[inline]
+    fn held_copied(&mut self, rw: &mut Rewriter<'_>) {
         if !self.held.is_empty() {
             self.held.copied(rw);
         }
-        rw.reader.forget_pos();
     }
 
     fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
@@ -135,8 +144,8 @@ impl Lane {
     fn pass_position(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
         rw.cols.check(line).ok()?;
         self.takes_plain_run().then_some(())?;
-        self.copied_cost_lines(rw);
-        Some(Pass::Copied)
+        self.held_copied(rw);
+        Some(Pass::CopiedPosition)
     }
 
     /// `ob=`, `fl=` or `fi=`/`fe=` (`which`): kept as written where the

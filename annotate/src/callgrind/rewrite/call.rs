@@ -1,8 +1,7 @@
 //! Writing a call or jump group: the callee's names (a JIT callee's own
-//! object and file), the `calls=`/`jump=` line with its target (decoded
-//! against the input's state, which targets never move, and given its
-//! source line where it lies in JIT code), and the position line of the
-//! call site (with its source line in JIT code). Calls between pieces of
+//! object and file), the `calls=`/`jump=` line with its target (placed by
+//! `target.rs`), and the position line of the call site (with its source
+//! line in JIT code). Calls between pieces of
 //! one JIT function are folded into self cost, but between two of its
 //! recursion levels, which stay calls.
 
@@ -12,10 +11,9 @@ use super::naming::FnKind;
 use super::reader::{FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{naming, Fail, Res, Rewriter};
+use super::{naming, Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
-use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -38,7 +36,7 @@ impl Rewriter<'_> {
         }
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
-            self.reader.forget_pos();
+            self.forget_pos();
             self.note_continuation(resumed(callee), self.part.who, self.cols.skip(text)?)?;
             // Its position columns alone (a cost line of zeros): the
             // positions after it mean the same in input and output.
@@ -59,7 +57,7 @@ impl Rewriter<'_> {
         }
         // The target was written against the input's state before the
         // position line, which is copied undecoded.
-        self.reader.forget_pos();
+        self.forget_pos();
         Ok(self.writer.out.verbatim(raw, terminated)?)
     }
 
@@ -279,100 +277,6 @@ impl Rewriter<'_> {
         match line {
             Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
             None => self.name_if_changed(key, space, want, current),
-        }
-    }
-}
-
-/// Call and jump targets.
-impl Rewriter<'_> {
-    /// A call or jump target relative to the input's state (targets never
-    /// move the state).
-    pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
-        if let Some(pos) = self.quick_target(text) {
-            return Ok(pos);
-        }
-        if let Some(state) = self.reader.pos() {
-            return Ok(self.cols.decode(text, state)?.0);
-        }
-        self.cols
-            .decode_absolute(text)
-            .map(|d| d.0)
-            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))
-    }
-
-    /// A target of the common `instr line` form, after one blank, read in
-    /// one pass (see [`quick::instr_line`]); `None` for any other, which
-    /// [`decode_target`](Self::decode_target) reads.
-    #[inline]
-    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
-        if !self.cols.is_instr_line() {
-            return None;
-        }
-        let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
-            Some(state) => (state, quick::instr_line(text, &state)?),
-            None => (Pos::default(), quick::absolute_instr_line(text)?),
-        };
-        (pos[0], pos[1]) = (addr, line);
-        Some(pos)
-    }
-
-    /// A target inside JIT code gets its source line (a JIT callee's, or
-    /// a target in a JIT block's own function). A function of no JIT
-    /// range keeps the position callgrind gave, wherever it lies: a
-    /// callee (BEAM's threads enter JIT code under the name `clone`), or
-    /// an address-named stub's own jump into JIT code.
-    pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        match (callee.map(|f| f.kind), self.part.block) {
-            (Some(kind @ FnKind::Jit { .. }), _) => self.jit_target_pos(target, kind),
-            (None, Block::Jit(symbol)) if self.cols.index(Column::Instr).is_some() => {
-                self.naming.locate(&self.cols, symbol, target).2
-            }
-            _ => target,
-        }
-    }
-
-    /// The target of a call into JIT code from native code: decoded if it
-    /// can be, else the pseudo-function's own address (callgrind names each
-    /// one after its call target), with its source line.
-    pub(super) fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
-        let target = match self.decode_target(text) {
-            Ok(t) => t,
-            Err(Fail::NeedsExact) => [0; 3],
-            Err(e) => return Err(e),
-        };
-        Ok(self.jit_target_pos(target, callee))
-    }
-
-    /// A target in JIT pseudo-function `callee` with its source line: the
-    /// line table's where addresses are known, else the function's own
-    /// line.
-    fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
-        let FnKind::Jit {
-            symbol, addr, line, ..
-        } = callee
-        else {
-            unreachable!("a JIT callee")
-        };
-        match (
-            self.cols.index(Column::Instr),
-            self.cols.index(Column::Line),
-        ) {
-            (Some(i), li) => {
-                if target[i] == 0 {
-                    target[i] = addr;
-                }
-                match li {
-                    Some(li) if target[i] == addr => target[li] = u64::from(line),
-                    _ => target = self.naming.locate(&self.cols, symbol, target).2,
-                }
-                target
-            }
-            (None, Some(li)) => {
-                target[li] = u64::from(self.naming.table.symbol(symbol).line);
-                target
-            }
-            (None, None) => target,
         }
     }
 }

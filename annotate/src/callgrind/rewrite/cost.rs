@@ -7,19 +7,23 @@ use crate::callgrind::format::position::{first_cost, Pos};
 use crate::callgrind::format::quick;
 
 impl Rewriter<'_> {
-    /// Decodes a position line against the input's state. Where fast mode
-    /// has not tracked that state, only absolute values can be placed.
+    /// Decodes a position line against the input's state. Where the lazy
+    /// pass forgot that state, an absolute line is placed as it is and a
+    /// relative one after reading back (`recall.rs`).
     pub(in crate::callgrind) fn decode<'a>(&mut self, text: &'a [u8]) -> Res<(Pos, &'a [u8])> {
         if let Some(state) = self.reader.pos() {
             return Ok(self.cols.decode(text, state)?);
         }
-        let decoded = self
-            .cols
-            .decode_absolute(text)
-            .map_err(|e| e.map_or(Fail::NeedsExact, Fail::Line))?;
-        // The output's state is unknown too: its next line must be absolute.
-        self.writer.absolute_next = true;
-        Ok(decoded)
+        match self.cols.decode_absolute(text) {
+            Ok(decoded) => {
+                // The output's state is unknown too: its next line must be
+                // absolute.
+                self.writer.absolute_next = true;
+                Ok(decoded)
+            }
+            Err(Some(e)) => Err(Fail::Line(e)),
+            Err(None) => self.decode_recalled(text),
+        }
     }
 
     /// The position, costs and first cost of a JIT block's cost line in
@@ -108,7 +112,7 @@ impl Rewriter<'_> {
     ) -> Res {
         if self.copies_verbatim() {
             self.cols.check(text)?;
-            self.reader.forget_pos();
+            self.forget_pos();
             return Ok(self.writer.out.verbatim(raw, terminated)?);
         }
         self.copy_tracked(raw, text, terminated)

@@ -42,8 +42,10 @@ mod jit_costs;
 pub(in crate::callgrind) mod naming;
 mod owner;
 pub(in crate::callgrind) mod reader;
+mod recall;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
+mod target;
 #[cfg(test)]
 mod tests;
 pub(in crate::callgrind) mod writer;
@@ -54,9 +56,11 @@ use super::format::line::{classify, Line, LineError};
 use super::format::position::{Column, Columns};
 use super::stats::{Ending, Stats};
 use super::stream::out::Out;
+use super::stream::shared::ReadAgain;
 use crate::symbols::SymbolTable;
 use jit_costs::JitCosts;
 use reader::Reader;
+pub(in crate::callgrind) use recall::Recall;
 use state::{Block, Part, Tracking};
 use writer::Writer;
 
@@ -67,9 +71,6 @@ pub(in crate::callgrind) use reader::{FnRef, Space};
 pub(in crate::callgrind) enum Fail {
     /// The line is invalid.
     Line(LineError),
-    /// [`Tracking::Lazy`] cannot place a relative position: track every
-    /// position instead.
-    NeedsExact,
     /// Writing failed.
     Io(io::Error),
 }
@@ -116,6 +117,8 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     cut_line: bool,
     /// Re-entry: noted in the first pass, taken out in the second.
     reentry: reentry::State,
+    /// The input, to read back a stretch whose positions went undecoded.
+    pub recall: Recall<'t>,
 }
 
 impl<'t> Rewriter<'t> {
@@ -125,6 +128,7 @@ impl<'t> Rewriter<'t> {
         out: Out,
         tracking: Tracking,
         reentry: reentry::State,
+        input: &'t dyn ReadAgain,
     ) -> Self {
         let mut naming = naming::Naming::new(table, image);
         let none = naming.names.intern(b"");
@@ -140,6 +144,7 @@ impl<'t> Rewriter<'t> {
             totals: header::Totals::default(),
             cut_line: false,
             reentry,
+            recall: Recall::new(input),
         }
     }
 

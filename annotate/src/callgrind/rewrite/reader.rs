@@ -74,11 +74,15 @@ pub(in crate::callgrind) struct Reader {
     pub fns: IdMap<FnEntry>,
     /// The current object and files.
     pub current: Current,
-    /// The position, where `pos_known` (see [`pos`](Self::pos)).
+    /// The position, where `pos_known` (see [`pos`](Self::pos)); else
+    /// the last one known.
     pos: Pos,
     /// False where lines were copied without decoding them (lazy
     /// tracking).
     pos_known: bool,
+    /// Where `pos_known` is false: the input offset from which position
+    /// lines went undecoded.
+    forgotten_at: u64,
     /// The call or jump group being read, up to its position line.
     pub group: Group,
 }
@@ -93,6 +97,7 @@ impl Reader {
             current: Current::new(none),
             pos: [0; 3],
             pos_known: true,
+            forgotten_at: 0,
             group: Group::default(),
         }
     }
@@ -137,9 +142,19 @@ impl Reader {
         (self.pos, self.pos_known) = (pos, true);
     }
 
-    /// A position line was copied without decoding it.
-    pub fn forget_pos(&mut self) {
-        self.pos_known = false;
+    /// Position lines from input offset `at` on are copied without
+    /// decoding them.
+    #[inline]
+    pub fn forget_pos(&mut self, at: u64) {
+        if self.pos_known {
+            (self.pos_known, self.forgotten_at) = (false, at);
+        }
+    }
+
+    /// Where position lines went undecoded (see
+    /// [`forget_pos`](Self::forget_pos)).
+    pub fn forgotten_at(&self) -> u64 {
+        self.forgotten_at
     }
 }
 

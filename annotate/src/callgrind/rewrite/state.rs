@@ -15,7 +15,8 @@ pub(in crate::callgrind) enum Tracking {
     /// Position lines are copied undecoded while the two states agree
     /// (the input's position is then forgotten). Relies on callgrind's
     /// habit of writing the first position of each function absolutely;
-    /// stops with `Fail::NeedsExact` where the input breaks it.
+    /// where the input breaks it, the lines since the position was last
+    /// known are read again (`recall.rs`).
     Lazy,
     /// Every position line is decoded (any valid input).
     Every,
