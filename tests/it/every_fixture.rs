@@ -71,64 +71,70 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
     for (profile, sources) in all_fixtures(&dir) {
         let table = table(&sources);
         let input = std::fs::read(&profile).unwrap();
-        // The lazy pass itself: a real profile never needs the exact one
-        // (the command would fall back to it silently, reading twice).
+        // The lazy pass itself: a real profile reads nothing back.
         let (fast, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Lazy);
         let (exact, _) = rewrite_pass(&input, &table, 1 << 16, Pass::Exact);
-        let (fast, exact) = (
-            String::from_utf8(fast).unwrap(),
-            String::from_utf8(exact).unwrap(),
+        let name = profile.display().to_string();
+        same_records(&name, &meaningful(fast), &meaningful(exact));
+    }
+}
+
+/// Every fixture written as callgrind does not write it: every position
+/// relative, each function's first too (the lazy pass reads back what it
+/// copied undecoded, and reads the profile no more often than callgrind's
+/// layout needs), CRLF line ends, names written out instead of ids. Each
+/// output means what the profile as callgrind wrote it gives.
+#[test]
+fn other_encodings_of_a_profile_mean_the_same() {
+    let dir = util::scratch("encodings");
+    for (profile, sources) in all_fixtures(&dir) {
+        let table = table(&sources);
+        let input = std::fs::read_to_string(&profile).unwrap();
+        let name = |how: &str| format!("{} ({how})", profile.display());
+        let (want, as_written) = rewrite_bytes(input.as_bytes(), &table, 1 << 16);
+        let want = meaningful(want);
+        assert_eq!(as_written.read_back.times, 0, "{}", name("as written"));
+
+        let relative = expand::all_relative(&input);
+        let (got, stats) = rewrite_bytes(relative.as_bytes(), &table, 1 << 16);
+        assert!(stats.read_back.times > 0, "{}", name("nothing read back"));
+        assert!(stats.read_back.bytes < relative.len() as u64);
+        assert_eq!(stats.reads, as_written.reads, "{}", name("relative"));
+        same_records(&name("relative"), &meaningful(got), &want);
+        let (got, _) = rewrite_pass(relative.as_bytes(), &table, 1 << 16, Pass::Exact);
+        same_records(
+            &name("relative, every position decoded"),
+            &meaningful(got),
+            &want,
         );
-        // A cost line of zeros means nothing: the lazy pass keeps a folded
-        // call's position that way where it copies positions undecoded.
-        let meaningful = |text: &str| -> Vec<Record> {
-            let records = expand::expand(text).into_iter();
-            records.filter(|r| !r.is_zero_cost()).collect()
-        };
-        let (fast, exact) = (meaningful(&fast), meaningful(&exact));
-        assert_eq!(fast.len(), exact.len(), "{}", profile.display());
-        if let Some(i) = (0..fast.len()).find(|&i| fast[i] != exact[i]) {
-            panic!(
-                "{}: record {i} differs:\nfast:  {:?}\nexact: {:?}",
-                profile.display(),
-                fast[i],
-                exact[i]
-            );
+
+        let variants = [
+            ("CRLF", input.replace('\n', "\r\n")),
+            ("names written out", expand::names_spelled_out(&input)),
+        ];
+        for (how, variant) in variants {
+            let (got, _) = rewrite_bytes(variant.as_bytes(), &table, 1 << 16);
+            same_records(&name(how), &meaningful(got), &want);
         }
     }
 }
 
-/// Every position relative, each function's first too (not callgrind's
-/// layout): the lazy pass reads back what it copied undecoded, reads the
-/// profile no more often than callgrind's own layout needs, and its
-/// output means what the layout callgrind wrote gives.
-#[test]
-fn relative_first_positions_are_read_back_and_mean_the_same() {
-    let dir = util::scratch("relative-layout");
-    for (profile, sources) in all_fixtures(&dir) {
-        let table = table(&sources);
-        let input = std::fs::read_to_string(&profile).unwrap();
-        let relative = expand::all_relative(&input);
-        let name = profile.display();
-        let (want, as_written) = rewrite_bytes(input.as_bytes(), &table, 1 << 16);
-        let (got, stats) = rewrite_bytes(relative.as_bytes(), &table, 1 << 16);
-        assert_eq!(as_written.read_back.times, 0, "{name}: callgrind's layout");
-        assert!(stats.read_back.times > 0, "{name}: nothing read back");
-        assert!(stats.read_back.bytes < relative.len() as u64, "{name}");
-        assert_eq!(stats.reads, as_written.reads, "{name}");
-        let meaningful = |out: Vec<u8>| -> Vec<Record> {
-            let records = expand::expand(&String::from_utf8(out).unwrap()).into_iter();
-            records.filter(|r| !r.is_zero_cost()).collect()
-        };
-        let (got, want) = (meaningful(got), meaningful(want));
-        assert_eq!(got.len(), want.len(), "{name}");
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            panic!(
-                "{name}: record {i} differs:\nrelative: {:?}\nas written: {:?}",
-                got[i], want[i]
-            );
-        }
+/// The records of an output but cost lines of zeros, which mean nothing
+/// (the lazy pass keeps a folded call's position that way where it copies
+/// positions undecoded).
+fn meaningful(out: Vec<u8>) -> Vec<Record> {
+    let records = expand::expand(&String::from_utf8(out).unwrap()).into_iter();
+    records.filter(|r| !r.is_zero_cost()).collect()
+}
+
+fn same_records(name: &str, got: &[Record], want: &[Record]) {
+    if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{name}: record {i} differs:\ngot:  {:?}\nwant: {:?}",
+            got[i], want[i]
+        );
     }
+    assert_eq!(got.len(), want.len(), "{name}");
 }
 
 #[test]

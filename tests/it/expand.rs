@@ -93,6 +93,40 @@ pub fn all_relative(text: &str) -> String {
     out
 }
 
+/// The same profile with every name written out where callgrind writes
+/// an id (`fn=(12)` becomes `fn=main`), as `--compress-strings=no` does.
+pub fn names_spelled_out(text: &str) -> String {
+    let mut r = Reader::default();
+    let mut out = String::with_capacity(text.len() * 2);
+    for line in text.lines() {
+        match line
+            .split_once('=')
+            .and_then(|(key, value)| Some((key, space(key)?, value)))
+        {
+            Some((key, space, value)) if !is_position_line(line) => {
+                let name = r.name(space, value);
+                out.push_str(key);
+                out.push('=');
+                out.push_str(&name);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+        r.line(line);
+    }
+    out
+}
+
+/// The id space of a name line's key.
+fn space(key: &str) -> Option<u8> {
+    match key {
+        "ob" | "cob" => Some(b'o'),
+        "fl" | "fi" | "fe" | "cfi" | "cfl" | "jfi" => Some(b'f'),
+        "fn" | "cfn" | "jfn" => Some(b'n'),
+        _ => None,
+    }
+}
+
 fn is_position_line(line: &str) -> bool {
     line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c))
 }
