@@ -136,6 +136,7 @@ cases! {
     relative_after_jit = "relative-after-jit",
     stub_back_relative = "stub-back-relative",
     stub_jump_target = "stub-jump-target",
+    stub_suffix = "stub-suffix",
 }
 
 #[test]

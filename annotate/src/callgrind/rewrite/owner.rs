@@ -219,15 +219,25 @@ impl Rewriter<'_> {
 
     /// The name `owner`'s code is written under: its own, with the block's
     /// suffix (`'2`, callgrind's recursion level, and caller context), so
-    /// that nested activations stay apart as callgrind keeps them apart.
-    fn owner_name(&mut self, owner: SymbolId) -> super::ids::Sym {
-        let mut name = self.naming.table.symbol(owner).name.as_bytes().to_vec();
-        if let Some(FnKind::Jit {
-            name: full, symbol, ..
-        }) = self.part.block_fn.map(|f| f.kind)
-        {
-            let base = self.naming.table.symbol(symbol).name.len();
-            name.extend_from_slice(self.naming.names.name(full).get(base..).unwrap_or_default());
+    /// that nested activations stay apart as callgrind keeps them apart;
+    /// an address-named block's suffix too (a stub's `0x...'2`).
+    fn owner_name(&mut self, owner: SymbolId) -> Sym {
+        let table = self.naming.table;
+        let mut name = table.symbol(owner).name.as_bytes().to_vec();
+        match self.part.block_fn.map(|f| (f.kind, f.name)) {
+            Some((
+                FnKind::Jit {
+                    name: full, symbol, ..
+                },
+                _,
+            )) => {
+                let base = table.symbol(symbol).name.len();
+                name.extend_from_slice(
+                    self.naming.names.name(full).get(base..).unwrap_or_default(),
+                );
+            }
+            Some((FnKind::Unnamed(_), stub)) => self.naming.append_address_suffix(&mut name, stub),
+            _ => {}
         }
         self.naming.names.intern(&name)
     }

@@ -133,6 +133,14 @@ fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &SymbolTable) -> bool 
     renamed
 }
 
+/// Appends the suffix of address name `name` (`'2`, callers) to `out`,
+/// JIT callers renamed; nothing where `name` is no address name.
+pub fn append_suffix(out: &mut Vec<u8>, name: &[u8], table: &SymbolTable) {
+    if let Some((_, base_len)) = address(name) {
+        rename_suffix(out, &name[base_len..], table);
+    }
+}
+
 /// A native function's name with JIT callers in its caller context
 /// (`--separate-callers`): `f'0x...c040'main` becomes `f'report'main`.
 pub fn rename_callers(name: &[u8], table: &SymbolTable) -> Option<Vec<u8>> {

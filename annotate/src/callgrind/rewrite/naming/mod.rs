@@ -121,6 +121,12 @@ impl<'t> Naming<'t> {
         }
     }
 
+    /// Appends the suffix of address name `stub` (`'2`, callers, JIT
+    /// callers renamed) to `name`.
+    pub fn append_address_suffix(&self, name: &mut Vec<u8>, stub: Sym) {
+        addresses::append_suffix(name, self.names.name(stub), self.table);
+    }
+
     /// (object, file) names of a JIT symbol.
     #[inline]
     pub fn jit_ident(&mut self, symbol: SymbolId) -> Ident {
