@@ -170,6 +170,7 @@ fn mono_is_named_with_no_flag_of_its_own() {
         fib_self > 0 && walk > walk_self + fib_self / 10,
         "walk {walk} (self {walk_self}), fib's self {fib_self}\n{said}"
     );
+    crate::oracle::check_recording(&dir);
 }
 
 #[test]
@@ -190,6 +191,7 @@ fn deno_is_named_with_no_flag_of_its_own() {
     // V8's tier marker and quote are gone from the name.
     let row = said.lines().find(|l| l.contains("  fib  (file://"));
     assert!(row.is_some_and(|r| r.ends_with("fib.js:1)")), "{said}");
+    crate::oracle::check_recording(&util::scratch_dir("record-deno"));
 }
 
 #[test]
@@ -212,6 +214,7 @@ fn bun_jitdump_is_found_where_record_asked_for_it() {
         .any(|l| l.contains("symbols of pid") && l.contains(".dump' ("));
     assert!(found, "{said}");
     assert!(!said.contains("JIT functions named: 0 "), "{said}");
+    crate::oracle::check_recording(&util::scratch_dir("record-bun"));
 }
 
 #[test]
@@ -256,6 +259,7 @@ fn php_opcache_jit_is_named() {
     );
     assert!(said.contains("  JIT$fib  ("), "{said}");
     no_warning_but(&said, &[]);
+    crate::oracle::check_recording(&util::scratch_dir("record-php"));
 }
 
 /// QEMU's user mode (8.1 and later; Debian 12 has it in backports, which

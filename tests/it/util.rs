@@ -17,12 +17,17 @@ pub fn fixture(name: &str) -> PathBuf {
 /// A fresh, empty scratch folder for one test.
 pub fn scratch(name: &str) -> PathBuf {
     clean_up_at_exit();
-    let dir = root()
-        .join("target/it-scratch")
-        .join(format!("{name}-{}", std::process::id()));
+    let dir = scratch_dir(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Where [`scratch`] puts the folder `name` of this test process.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    root()
+        .join("target/it-scratch")
+        .join(format!("{name}-{}", std::process::id()))
 }
 
 /// When this test binary started (for [`clean_up_at_exit`]).

@@ -59,7 +59,11 @@
 //!    range lies at most 15 bytes (the longest instruction) below it, so
 //!    that no call of the range's own returns there (HotSpot's verified
 //!    entries). The range's call sites are those of its calls that go
-//!    anywhere but into the middle of a range (at a start, in a table).
+//!    anywhere but into the middle of a range (at a start, in a table),
+//!    made by JIT code: a call in a record of a native function (V8's
+//!    interpreter trampoline, which jumped into baseline code and is
+//!    charged with it) returns into that function's frame, not the
+//!    range's.
 //!    Except between levels: a call from a range's code into its own
 //!    middle where the call's place (rule 2's name for moved code) and
 //!    the callee have different names (recursion levels; HotSpot's
@@ -75,7 +79,9 @@
 //!    reused).
 //! 6. V8's jitdumps (function names tagged `JS:`): line addresses are
 //!    0x40 past the code (V8 counts an ELF header in), and a line table
-//!    whose file names are not text (a known V8 bug) is dropped.
+//!    whose file names are not text, or whose entries do not fill their
+//!    record (more than zero padding under 8 bytes after them), is
+//!    dropped (a known V8 bug writes both).
 //! 7. Where a code image was written beside the output, a jitdump's
 //!    functions are under it as their object, not under the jitdump.
 //! 8. Re-entry: a call folded by rule 4 from another function `x` into
@@ -105,6 +111,12 @@
 //!     symbol with the nearest start at or below ADDR (of aliases, the
 //!     first name in byte order), where it holds ADDR; the guest is the
 //!     first word after the program that names a file (`readelf -s`).
+//! 13. Modules: in one symbol file, in load order, a run of two or more
+//!     ranges each starting where the one before ended, or less than 64
+//!     bytes (alignment) after it, is a module; modules count from 1. A
+//!     name without a source file that ranges of two modules have is
+//!     filed under `<jit module N>` in module N (two wasm modules' `fib`
+//!     are two functions).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -310,13 +322,22 @@ pub fn check_recording(dir: &Path) {
         };
         let output = dir.join(format!("callgrind.jit.out.{rest}"));
         let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        // The jitdump beside the profile, else in /tmp (where BEAM writes
-        // its own), as annotate looks for it; the perf map in /tmp.
+        // The jitdump beside the profile (JavaScriptCore's is
+        // `jit-TID-PID.dump`), else in /tmp (where BEAM writes its own),
+        // as annotate looks for it; the perf map in /tmp.
+        let jsc = std::fs::read_dir(dir).unwrap().find_map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name()?.to_str()?;
+            let tid_pid = name.strip_prefix("jit-")?.strip_suffix(".dump")?;
+            (tid_pid.split_once('-')?.1 == pid).then_some(path)
+        });
         let jitdump = [
-            dir.join(format!("jit-{pid}.dump")),
-            PathBuf::from(format!("/tmp/jit-{pid}.dump")),
+            Some(dir.join(format!("jit-{pid}.dump"))),
+            jsc,
+            Some(PathBuf::from(format!("/tmp/jit-{pid}.dump"))),
         ]
         .into_iter()
+        .flatten()
         .find(|p| p.exists());
         let sources: Vec<PathBuf> = jitdump
             .into_iter()

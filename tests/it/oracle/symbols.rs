@@ -61,11 +61,13 @@ impl Symbols {
         for path in paths {
             let object = std::path::absolute(path).unwrap().display().to_string();
             let data = std::fs::read(path).unwrap();
+            let first = ranges.len();
             if data.starts_with(b"DTiJ") || data.starts_with(b"JiTD") {
                 read_jitdump(path, &object, &mut ranges);
             } else {
                 read_perf_map(&data, &object, &mut ranges);
             }
+            file_by_module(&mut ranges[first..]);
         }
         Symbols {
             ranges,
@@ -132,20 +134,62 @@ pub(super) fn is_text(file: &str) -> bool {
     !file.chars().any(|c| c.is_control() || c == '\u{fffd}')
 }
 
+/// Rule 13: one file's ranges, in load order, filed apart by module.
+fn file_by_module(ranges: &mut [Range]) {
+    let mut module = vec![0; ranges.len()];
+    let mut count = 0;
+    let mut i = 0;
+    while i < ranges.len() {
+        let mut end = i + 1;
+        while end < ranges.len() && {
+            let (prev, next) = (&ranges[end - 1], &ranges[end]);
+            prev.end > prev.start && next.start >= prev.end && next.start - prev.end < 64
+        } {
+            end += 1;
+        }
+        if end - i >= 2 {
+            count += 1;
+            module[i..end].fill(count);
+        }
+        i = end;
+    }
+    let mut modules_of: BTreeMap<String, std::collections::BTreeSet<u32>> = BTreeMap::new();
+    for (r, &m) in ranges.iter().zip(&module) {
+        if m > 0 && r.decl.0 == "<jit>" {
+            modules_of.entry(r.name.clone()).or_default().insert(m);
+        }
+    }
+    for (r, &m) in ranges.iter_mut().zip(&module) {
+        if r.decl.0 == "<jit>" && modules_of.get(&r.name).is_some_and(|s| s.len() > 1) {
+            r.decl.0 = format!("<jit module {m}>");
+        }
+    }
+}
+
 /// The line tables of a jitdump that rule 6 drops (read independently).
 pub fn dropped_tables(path: &Path) -> usize {
     let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut dropped = 0;
     while let Ok(Some(raw)) = reader.next_record() {
         if let Ok(JitDumpRecord::CodeDebugInfo(d)) = raw.parse() {
-            let files = d
-                .entries
-                .iter()
-                .map(|e| String::from_utf8_lossy(&e.file_path.as_slice()).into_owned());
-            dropped += usize::from(!files.into_iter().all(|f| is_text(&f)));
+            dropped += usize::from(dropped_table(&raw.body.as_slice(), &d));
         }
     }
     dropped
+}
+
+/// Rule 6: a line table whose file names are not text, or whose entries
+/// do not fill its record (more than zero padding of under 8 bytes after
+/// them): V8 writes both.
+fn dropped_table(body: &[u8], d: &linux_perf_data::jitdump::JitCodeDebugInfoRecord) -> bool {
+    let files = d.entries.iter().map(|e| e.file_path.as_slice());
+    let used = 16 + files.clone().map(|f| 16 + f.len() + 1).sum::<usize>();
+    let rest = body.get(used..).unwrap_or_default();
+    let filled = rest.len() < 8 && rest.iter().all(|&b| b == 0);
+    !filled
+        || !files
+            .into_iter()
+            .all(|f| is_text(&String::from_utf8_lossy(&f)))
 }
 
 pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
@@ -154,7 +198,7 @@ pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
     let mut loads = Vec::new();
     while let Ok(Some(raw)) = reader.next_record() {
         match raw.parse() {
-            Ok(JitDumpRecord::CodeDebugInfo(d)) => {
+            Ok(JitDumpRecord::CodeDebugInfo(d)) if !dropped_table(&raw.body.as_slice(), &d) => {
                 let entries: Vec<_> = d
                     .entries
                     .iter()
@@ -163,9 +207,7 @@ pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
                         (e.code_addr, u64::from(e.line), file)
                     })
                     .collect();
-                if entries.iter().all(|e| is_text(&e.2)) {
-                    debug.insert(d.code_addr, entries);
-                }
+                debug.insert(d.code_addr, entries);
             }
             Ok(JitDumpRecord::CodeLoad(r)) => {
                 let raw = String::from_utf8_lossy(&r.function_name.as_slice()).into_owned();
@@ -332,12 +374,21 @@ impl Symbols {
         let Some(instr) = columns.iter().position(|c| *c == "instr") else {
             return;
         };
-        let calls: Vec<(u64, [String; 3])> = expand::expand(input)
+        // Each call's site, target, and whether JIT code made it (a record
+        // of a function that maps to a range).
+        let calls: Vec<(u64, [String; 3], bool)> = expand::expand(input)
             .into_iter()
             .filter_map(|r| match r {
                 Record::Transfer {
-                    kind, target, pos, ..
-                } if kind == "calls" => Some((pos[instr], target)),
+                    kind,
+                    target,
+                    pos,
+                    at,
+                    ..
+                } if kind == "calls" => {
+                    let jit = self.function(&at[0], &at[3]).range.is_some();
+                    Some((pos[instr], target, jit))
+                }
                 _ => None,
             })
             .collect();
@@ -349,13 +400,13 @@ impl Symbols {
                 .filter(|(r, a)| !r.entered_at(*a))
         };
         let mut sites: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
-        for (site, target) in &calls {
+        for (site, target, _) in calls.iter().filter(|c| c.2) {
             if let (Some(holder), None) = (self.at(*site), middle(target)) {
                 sites.entry(holder.start).or_default().insert(*site);
             }
         }
         let mut points = std::collections::BTreeSet::new();
-        for (site, target) in &calls {
+        for (site, target, _) in &calls {
             let Some((to, addr)) = middle(target) else {
                 continue;
             };
