@@ -134,6 +134,7 @@ cases! {
     native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",
     relative_after_jit = "relative-after-jit",
+    relative_after_native = "relative-after-native",
     stub_back_relative = "stub-back-relative",
     stub_jump_target = "stub-jump-target",
     stub_suffix = "stub-suffix",

@@ -68,12 +68,20 @@ fn same_named_functions_of_two_wasm_modules_stay_apart() {
         let pid = run(&dir, &python, profiler);
         let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
         let out = util::annotate(&dir, &[&format!("callgrind.out.{pid}"), "-o", "named"]);
-        let _ = std::fs::remove_file(&map);
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let sources: Vec<PathBuf> = [dir.join(format!("jit-{pid}.dump")), map.clone()]
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect();
+        let symbols = crate::oracle::Symbols::read(&sources).for_output(&dir.join("named"));
+        let _ = std::fs::remove_file(&map);
+        let text = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+        let input = text(&format!("callgrind.out.{pid}"));
+        crate::oracle::check(profiler, &input, &text("named"), &symbols);
         let inflated = crate::inflation::inflated_file(&dir.join("named"));
         assert_eq!(inflated, [], "#28 on wasmtime, {profiler}");
         let listing =
@@ -142,4 +150,5 @@ fn wasmtime_told_only_gdb_is_named_through_the_preload() {
     // fib(20) recursive in the first module, fib(60) iterative in the second.
     assert!(fib(0) > 100_000, "{listing}");
     assert!((100..5_000).contains(&fib(1)), "{listing}");
+    crate::oracle::check_recording(&dir);
 }
