@@ -177,13 +177,17 @@ fn a_dump_of_another_process_is_refused_unless_forced() {
         .unwrap()
         .join(format!("jit-{}.dump", a.pid));
     std::fs::copy(&b.dump, &beside).unwrap();
+    // A perf map another process of this pid left in /tmp hours ago (the
+    // pid reused on a machine that runs the suite often) is used: plain
+    // annotate does not know when the run started. Not so the dump.
+    let stale_map = Path::new(&format!("/tmp/perf-{}.map", a.pid)).exists();
     let out = util::annotate(&dir, &[profile, "-o", "found"]);
     let said = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("nothing to name") && said.contains("its header names pid"),
-        "{said}"
-    );
+    assert!(said.contains("not used: its header names pid"), "{said}");
+    if !stale_map {
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(said.contains("nothing to name"), "{said}");
+    }
 }
 
 #[test]
