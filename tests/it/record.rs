@@ -205,7 +205,7 @@ fn node_is_named_with_no_flag_of_its_own() {
         "{said}"
     );
     assert!(said.contains("  fib  (fib.js:1)"), "{said}");
-    // Not held to the oracle: on some runs (1 of 5 so far) re-entry in
+    // Not held to the oracle: on some runs (1 of 11 so far) re-entry in
     // node:path's normalizeString, resumed from V8's builtins in the node
     // binary, takes out of its arcs at sites in no range more than rule 8
     // says (14.4 M Ir of 15.5 M, where the rule says 3.0 M). Open.
