@@ -321,9 +321,17 @@ pub fn profile_pid(file: &File) -> Option<u32> {
 /// The `cmd:` of a profile's header (the command valgrind ran), if it has
 /// one in its first 64 lines.
 pub fn profile_command(file: &File) -> Option<String> {
-    let mut head = vec![0; 16 * 1024];
+    let mut head = vec![0; HEAD];
     let n = read_at_most(file, &mut head, 0).ok()?;
-    head[..n].split(|&b| b == b'\n').take(64).find_map(|line| {
+    command_in(&head[..n])
+}
+
+/// How much of a profile's start its header is looked for in.
+pub(crate) const HEAD: usize = 16 * 1024;
+
+/// The `cmd:` among the first 64 lines of `head`.
+pub(crate) fn command_in(head: &[u8]) -> Option<String> {
+    head.split(|&b| b == b'\n').take(64).find_map(|line| {
         let cmd = line.strip_prefix(b"cmd:")?;
         Some(String::from_utf8_lossy(cmd).trim().to_string())
     })

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::callgrind::{Ending, ReadBack, Stats};
+use crate::callgrind::{Ending, ReadBack, Reading, Stats};
 use crate::command::{Epoch, Report, Rewritten};
 use crate::symbols::SymbolTable;
 
@@ -78,14 +78,20 @@ fn render(report: &Report) -> String {
 /// was read again to place positions.
 fn reads(stats: &Stats) -> String {
     let mut s = String::new();
-    if stats.reads.len() > 1 {
-        let again: Vec<&str> = stats.reads[1..].iter().map(|r| r.why()).collect();
-        let times = stats.reads.len();
-        let _ = write!(
-            s,
-            "; read {times} times: again for {}",
-            again.join(", then ")
-        );
+    if let [first, again @ ..] = &stats.reads[..] {
+        if !again.is_empty() {
+            let first = match first {
+                Reading::First => String::new(),
+                r => format!("first for {}, ", r.why()),
+            };
+            let again: Vec<&str> = again.iter().map(|r| r.why()).collect();
+            let times = stats.reads.len();
+            let _ = write!(
+                s,
+                "; read {times} times: {first}again for {}",
+                again.join(", then ")
+            );
+        }
     }
     let ReadBack { times, bytes } = stats.read_back;
     if times > 0 {

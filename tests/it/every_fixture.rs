@@ -8,6 +8,7 @@ use crate::oracle;
 use crate::rewrite::{annotate_fixture, files, gunzip};
 use crate::rewriting::{rewrite_bytes, rewrite_pass, table, Pass};
 use crate::util;
+use annotate::callgrind::{Output, Reading, Rewrite};
 
 /// Every fixture profile with its symbol sources, and a generated one
 /// (`dir` receives the decompressed and generated files).
@@ -77,6 +78,84 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
         let name = profile.display().to_string();
         same_records(&name, &meaningful(fast), &meaningful(exact));
     }
+}
+
+/// An output that counts how often the rewriter emptied it.
+#[derive(Default)]
+struct Counted {
+    bytes: Vec<u8>,
+    restarts: usize,
+}
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Output for Counted {
+    fn restart(&mut self) -> std::io::Result<()> {
+        self.restarts += 1;
+        self.bytes.clear();
+        Ok(())
+    }
+}
+
+/// The re-entry plan made first (a reading that writes nothing) gives
+/// the bytes that writing, then emptying the output and writing again
+/// gives, and writes the output once. By default it is made first
+/// exactly where a profile needs it: the fixtures whose program is V8's
+/// or HotSpot's (by their `cmd:`), and no other.
+#[test]
+fn re_entry_planned_first_writes_the_same_bytes_once() {
+    let dir = util::scratch("plan-first");
+    let (mut needed, mut planned_first) = (Vec::new(), Vec::new());
+    for (profile, sources) in all_fixtures(&dir) {
+        let table = table(&sources);
+        let input = std::fs::read(&profile).unwrap();
+        let name = profile.display().to_string();
+        let run = |how: Rewrite| {
+            let mut out = Counted::default();
+            let stats = how.run(std::io::Cursor::new(&input), &mut out).unwrap();
+            (out, stats)
+        };
+        let (late, late_stats) = run(Rewrite::new(&table).plan_reentry_first(false));
+        let (planned, stats) = run(Rewrite::new(&table).plan_reentry_first(true));
+        assert_eq!(planned.bytes, late.bytes, "{name}");
+        assert_eq!(stats.jit_cost, late_stats.jit_cost, "{name}");
+        assert_eq!(stats.reentry, late_stats.reentry, "{name}");
+        assert_eq!(
+            (planned.restarts, &stats.reads[..]),
+            (0, &[Reading::Plan, Reading::Write][..]),
+            "{name}"
+        );
+        assert_eq!(late.restarts, late_stats.reads.len() - 1, "{name}");
+        let (_, default) = run(Rewrite::new(&table));
+        // The generated profiles are told apart by their folder.
+        let short = match name.rsplit('/').take(2).collect::<Vec<_>>()[..] {
+            [file, folder] if folder.starts_with("generated") => format!("{folder}/{file}"),
+            [file, ..] => file.to_string(),
+            _ => unreachable!(),
+        };
+        if late_stats.reads == [Reading::First, Reading::Reentry] {
+            needed.push(short.clone());
+        }
+        if default.reads == stats.reads {
+            planned_first.push(short);
+        }
+    }
+    // The generated profiles name no runtime: written, then written
+    // again with the plan.
+    let recorded = ["callgrind.out.12436", "callgrind.out.13064"];
+    let generated = [
+        "generated-15/callgrind.out.4242",
+        "generated-73/callgrind.out.4242",
+    ];
+    assert_eq!(needed, [&recorded[..], &generated[..]].concat());
+    assert_eq!(planned_first, recorded);
 }
 
 /// Every fixture written as callgrind does not write it: every position

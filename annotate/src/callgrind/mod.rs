@@ -90,6 +90,9 @@ pub struct Rewrite<'a> {
     table: &'a SymbolTable,
     image: Option<&'a str>,
     tracking: Tracking,
+    /// Whether the re-entry plan is made before writing; `None`: where
+    /// the profile's program resumes JIT code by calls.
+    plan_first: Option<bool>,
 }
 
 impl<'a> Rewrite<'a> {
@@ -99,6 +102,20 @@ impl<'a> Rewrite<'a> {
             table,
             image: None,
             tracking: Tracking::Lazy,
+            plan_first: None,
+        }
+    }
+
+    /// Whether the re-entry plan is made by a first reading that writes
+    /// nothing, so that the output is written once. By default it is
+    /// where the profile's program (its `cmd:`) is a runtime that resumes
+    /// its compiled code by calls into its middle (V8, HotSpot): their
+    /// profiles need the plan. Any other profile is written in its first
+    /// reading, and written again where it turns out to need one.
+    pub fn plan_reentry_first(self, first: bool) -> Self {
+        Rewrite {
+            plan_first: Some(first),
+            ..self
         }
     }
 
@@ -150,12 +167,19 @@ fn again<R: Seek, W: Output>(input: &mut R, output: &mut W) -> Result<(), Rewrit
 }
 
 /// A pass, and a second one where the first found continuations to take
-/// out of arcs (see `rewrite/reentry/`).
+/// out of arcs (see `rewrite/reentry/`), or where the plan is made first.
 fn with_reentry<R, W>(mut input: R, mut output: W, how: Rewrite) -> Result<Stats, RewriteError>
 where
     R: Read + Seek + Send,
     W: Output + Send,
 {
+    let plan_first = match how.plan_first {
+        Some(first) => first,
+        None => resumes_by_calls(&mut input).map_err(RewriteError::Io)?,
+    };
+    if plan_first {
+        return planned_first(input, output, how);
+    }
     let state = rewrite::reentry::State::default();
     let mut stats = match run(&mut input, &mut output, how, state)? {
         (_, Some(plan)) if plan.takes_out() => {
@@ -168,6 +192,40 @@ where
         (stats, _) => stats,
     };
     stats.reads.insert(0, Reading::First);
+    Ok(stats)
+}
+
+/// True where the `cmd:` in the profile's head names a runtime whose
+/// compiled code is resumed by calls (the input is rewound).
+fn resumes_by_calls<R: Read + Seek>(input: &mut R) -> io::Result<bool> {
+    let mut head = Vec::with_capacity(crate::input::HEAD);
+    input
+        .by_ref()
+        .take(crate::input::HEAD as u64)
+        .read_to_end(&mut head)?;
+    input.rewind()?;
+    let cmd = crate::input::command_in(&head).unwrap_or_default();
+    let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+    let runtime = crate::record::runtimes::of_command(&words);
+    Ok(runtime.is_some_and(|r| r.resumes_by_calls))
+}
+
+/// The re-entry plan made by a first pass that writes nothing, then the
+/// output written once by a second.
+fn planned_first<R, W>(mut input: R, output: W, how: Rewrite) -> Result<Stats, RewriteError>
+where
+    R: Read + Seek + Send,
+    W: Write + Send,
+{
+    let noting = rewrite::reentry::State::default();
+    let (_, plan) = run(&mut input, io::sink(), how, noting)?;
+    input.rewind().map_err(RewriteError::Io)?;
+    let state = match plan {
+        Some(plan) if plan.takes_out() => rewrite::reentry::State::taking(plan),
+        _ => rewrite::reentry::State::default(),
+    };
+    let (mut stats, _) = run(input, output, how, state)?;
+    stats.reads = vec![Reading::Plan, Reading::Write];
     Ok(stats)
 }
 

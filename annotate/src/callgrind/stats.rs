@@ -27,6 +27,11 @@ pub enum Reading {
     /// Again with every epoch's symbols: the file holds several epochs
     /// (`--combine-dumps`).
     CombinedEpochs,
+    /// First, to make the re-entry plan, writing nothing (the program's
+    /// runtime resumes JIT code by calls).
+    Plan,
+    /// Again, to write the output with the plan made first.
+    Write,
 }
 
 impl Reading {
@@ -36,6 +41,8 @@ impl Reading {
             Reading::First => "first",
             Reading::Reentry => "continuations to take out of arcs",
             Reading::CombinedEpochs => "several epochs in one file",
+            Reading::Plan => "planning re-entry (the program's runtime resumes JIT code by calls)",
+            Reading::Write => "writing",
         }
     }
 }

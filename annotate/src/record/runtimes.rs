@@ -16,6 +16,10 @@ pub struct Runtime {
     /// Variables naming the folder its symbol files go to: record's
     /// output folder, where annotate looks for them.
     pub folder_env: &'static [&'static str],
+    /// Its compiled code is resumed by calls into its middle (V8's
+    /// out-of-line prologue, HotSpot's entry points): its profiles need
+    /// the re-entry plan, made before the output is written.
+    pub resumes_by_calls: bool,
 }
 
 /// Every runtime record turns on.
@@ -28,6 +32,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // JIT-compiled).
         env: &[("MVM_JIT_PERF_MAP", "1"), ("MVM_SPESH_BLOCKING", "1")],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "Node",
@@ -39,6 +44,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             "--perf-prof --perf-basic-prof --interpreted-frames-native-stack",
         )],
         folder_env: &[],
+        resumes_by_calls: true,
     },
     Runtime {
         name: "HotSpot",
@@ -48,6 +54,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
         )],
         folder_env: &[],
+        resumes_by_calls: true,
     },
     Runtime {
         name: "CPython",
@@ -56,6 +63,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // (the second wins where both are read).
         env: &[("PYTHONPERFSUPPORT", "1"), ("PYTHON_PERF_JIT_SUPPORT", "1")],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "Erlang",
@@ -71,6 +79,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             "+JPperf true +S 1 +sbwt none +sbwtdcpu none +sbwtdio none",
         )],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "Deno",
@@ -81,6 +90,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             "--perf-prof,--perf-basic-prof,--interpreted-frames-native-stack",
         )],
         folder_env: &[],
+        resumes_by_calls: true,
     },
     Runtime {
         name: "Bun",
@@ -89,6 +99,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // annotate looks; without a folder it goes to a random name in /tmp.
         env: &[("BUN_JSC_useJITDump", "1")],
         folder_env: &["BUN_JSC_jitDumpDirectory"],
+        resumes_by_calls: false,
     },
     Runtime {
         name: ".NET",
@@ -100,6 +111,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             ("COMPlus_PerfMapEnabled", "1"),
         ],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "Mono",
@@ -107,6 +119,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // `--jitmap`: a perf map, from Mono's variable for extra options.
         env: &[("MONO_ENV_OPTIONS", "--jitmap")],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "QEMU",
@@ -125,6 +138,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // named by the guest's symbols in annotate.
         env: &[("QEMU_JITDUMP", "1")],
         folder_env: &[],
+        resumes_by_calls: false,
     },
     Runtime {
         name: "jit-client",
@@ -132,6 +146,7 @@ pub const RUNTIMES: [Runtime; 11] = [
         // Programs linking jit-client: their jitdump beside the profile.
         env: &[("CALLGRIND_JIT", "1")],
         folder_env: &["JITDUMPDIR"],
+        resumes_by_calls: false,
     },
 ];
 
