@@ -80,6 +80,19 @@ fn code_loaded_over_code_is_named_per_epoch() {
         (3 * n + 4, 3 * m + 4),
         "{listing}"
     );
+    // The first part under a name callgrind gives a file of several
+    // epochs: taken for one first, then read again with its own
+    // epoch's symbols, and named as before.
+    std::fs::copy(dir.join(&first), dir.join("epoch-one.out")).unwrap();
+    let out = util::annotate(&dir, &["epoch-one.out", "-o", "renamed"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("read 2 times: again for one epoch in a file named like several"),
+        "{said}"
+    );
+    let renamed = self_costs(&dir.join("renamed"));
+    assert_eq!(jit(&renamed), [("sum_to".to_string(), 3 * n + 4)], "{said}");
     // The last part alone, without the first's description, cannot tell
     // the epochs apart: a warning names both functions and the cost.
     let out = util::annotate(&dir, &[&last, &format!("jit-{pid}.dump"), "-o", "alone"]);
@@ -105,10 +118,20 @@ fn epochs_combined_in_one_file_are_named_as_without_them_and_said_so() {
         said.contains("1 profiles hold several epochs in one file (--combine-dumps=yes)"),
         "{said}"
     );
+    // Told from its head and name (`callgrind.out.PID`, a first part
+    // whose epoch ended): read once.
+    assert!(!said.contains("; read "), "{said}");
+    // Under a name callgrind gives a dump of its own: taken for one
+    // epoch, then read again.
+    std::fs::copy(&profile, dir.join("combined.out.7")).unwrap();
+    let out = util::annotate(&dir, &["combined.out.7", "-o", "renamed"]);
+    let again = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("; read 2 times: again for several epochs in one file)"),
-        "{said}"
+        again.contains("; read 2 times: again for several epochs in one file)"),
+        "{again}"
     );
+    let (named, renamed) = (dir.join("named"), dir.join("renamed"));
+    assert_eq!(self_costs(&named), self_costs(&renamed));
     // Named with every load (the last wins), and the reuse warned of.
     assert!(
         said.contains("'sum_v2' (loaded last) is charged for 'sum_to' too"),

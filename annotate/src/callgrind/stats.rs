@@ -27,6 +27,9 @@ pub enum Reading {
     /// Again with every epoch's symbols: the file holds several epochs
     /// (`--combine-dumps`).
     CombinedEpochs,
+    /// Again with its own epoch's symbols: named like a file of several
+    /// epochs, it held one.
+    OneEpoch,
     /// First, to make the re-entry plan, writing nothing (the program's
     /// runtime resumes JIT code by calls).
     Plan,
@@ -41,6 +44,7 @@ impl Reading {
             Reading::First => "first",
             Reading::Reentry => "continuations to take out of arcs",
             Reading::CombinedEpochs => "several epochs in one file",
+            Reading::OneEpoch => "one epoch in a file named like several",
             Reading::Plan => "planning re-entry (the program's runtime resumes JIT code by calls)",
             Reading::Write => "writing",
         }

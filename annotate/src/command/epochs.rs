@@ -28,6 +28,13 @@ pub(super) fn ends(profiles: &[Input]) -> Vec<Option<Vec<(String, u64)>>> {
 /// its counts given the ids of `whole`, the table of every symbol. A file
 /// holding several epochs (`--combine-dumps`) cannot be named by one
 /// epoch's table: it is named with `whole`, and its counts say so.
+///
+/// Which of the two a file is shows only as it is read (its second
+/// part), so it is told first from its head and name: a combined file
+/// starts with a part whose epoch ended, and callgrind names a dump of
+/// its own `BASE.N` (`BASE.N-TT` per thread), where a combined file is
+/// `BASE` (by default `callgrind.out.PID`). A file that turns out to be
+/// the other is read again with the other table.
 pub(super) fn rewrite(
     request: &Request,
     profile: &Input,
@@ -36,21 +43,111 @@ pub(super) fn rewrite(
     sources: &[Input],
     protected: &[&Path],
 ) -> Result<Rewritten> {
-    let cmd = input::profile_command(&profile.file);
-    let epoch = load_symbols(sources, request, end, cmd.as_deref())?;
-    let mut rewritten = rewrite_one(request, profile, &epoch, protected)?;
-    if rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0 {
-        let mut named = rewrite_one(request, profile, whole, protected)?;
-        named.epoch = Epoch::Combined;
-        let again = named.stats.reads.iter().map(|&r| match r {
-            Reading::First => Reading::CombinedEpochs,
-            r => r,
-        });
-        named.stats.reads = rewritten.stats.reads.iter().copied().chain(again).collect();
-        return Ok(named);
+    let own_epoch = || {
+        let cmd = input::profile_command(&profile.file);
+        let epoch = load_symbols(sources, request, end.clone(), cmd.as_deref())?;
+        let rewritten = rewrite_one(request, profile, &epoch, protected)?;
+        anyhow::Ok((rewritten, epoch))
+    };
+    let pid = input::profile_pid(&profile.file);
+    let starts_an_epoch = input::epoch_end(&profile.file).is_some();
+    if starts_an_epoch && !named_as_one_dump(&profile.path, pid) {
+        let named = rewrite_one(request, profile, whole, protected)?;
+        if holds_epochs(&named) {
+            return Ok(combined(named, Vec::new()));
+        }
+        let (rewritten, epoch) = own_epoch()?;
+        let mut own = own(rewritten, whole, &epoch);
+        let later = again(&own.stats.reads, Reading::OneEpoch);
+        own.stats.reads = named.stats.reads.iter().copied().chain(later).collect();
+        return Ok(own);
     }
-    let ids = whole.ids_of(&epoch, rewritten.stats.jit_cost.keys().copied());
+    let (rewritten, epoch) = own_epoch()?;
+    if holds_epochs(&rewritten) {
+        let earlier = rewritten.stats.reads.clone();
+        let named = rewrite_one(request, profile, whole, protected)?;
+        return Ok(combined(named, earlier));
+    }
+    Ok(own(rewritten, whole, &epoch))
+}
+
+/// True where a rewrite met several parts, epochs ended among them.
+fn holds_epochs(rewritten: &Rewritten) -> bool {
+    rewritten.stats.parts > 1 && rewritten.stats.epoch_parts_seen > 0
+}
+
+/// A file of several epochs named with every symbol, after the readings
+/// `earlier` (which took it for one epoch).
+fn combined(mut named: Rewritten, earlier: Vec<Reading>) -> Rewritten {
+    named.epoch = Epoch::Combined;
+    let reads = match earlier.is_empty() {
+        true => named.stats.reads.clone(),
+        false => again(&named.stats.reads, Reading::CombinedEpochs).collect(),
+    };
+    named.stats.reads = earlier.into_iter().chain(reads).collect();
+    named
+}
+
+/// A file of one epoch named with its symbols, its counts given the ids
+/// of `whole`.
+fn own(mut rewritten: Rewritten, whole: &SymbolTable, epoch: &SymbolTable) -> Rewritten {
+    let ids = whole.ids_of(epoch, rewritten.stats.jit_cost.keys().copied());
     rewritten.stats = rewritten.stats.with_ids(&ids);
     rewritten.epoch = Epoch::Own;
-    Ok(rewritten)
+    rewritten
+}
+
+/// `reads` of a rewrite done again, its first reading said to be for `why`.
+fn again(reads: &[Reading], why: Reading) -> impl Iterator<Item = Reading> + '_ {
+    let mut first = Some(why);
+    reads.iter().map(move |&r| match (r, first.take()) {
+        (Reading::First | Reading::Plan, Some(why)) => why,
+        (r, _) => r,
+    })
+}
+
+/// True for a name callgrind gives a dump written in a file of its own:
+/// one ending `.N` or `.N-TT` (its number, and the thread's), where `N`
+/// is not the run's `pid` (`callgrind.out.PID` holds the last dump, or
+/// all of them).
+fn named_as_one_dump(path: &Path, pid: Option<u32>) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let without_thread = match name.rsplit_once('-') {
+        Some((head, thread)) if digits(thread) => head,
+        _ => &name,
+    };
+    let number = without_thread.rsplit_once('.').map(|(_, n)| n);
+    number.is_some_and(|n| digits(n) && n.parse().ok() != pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dump_of_its_own_is_told_by_its_number() {
+        let one = |name: &str| named_as_one_dump(Path::new(name), Some(4242));
+        for name in [
+            "callgrind.out.4242.1",
+            "/x/callgrind.out.4242.12-02",
+            "prof.out.3",
+        ] {
+            assert!(one(name), "{name}");
+        }
+        let all = [
+            "callgrind.out.4242",
+            "callgrind.out.4242-01",
+            "prof.out",
+            "a.b-c",
+            "x.",
+        ];
+        for name in all {
+            assert!(!one(name), "{name}");
+        }
+        assert!(named_as_one_dump(Path::new("callgrind.out.4242"), None));
+    }
 }
