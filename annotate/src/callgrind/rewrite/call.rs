@@ -8,7 +8,7 @@
 use super::group::{NameLine, Parsed};
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::{FnRef, Group, Space};
+use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
 use super::{naming, Res, Rewriter};
@@ -51,7 +51,7 @@ impl Rewriter<'_> {
         match callee.map(|f| f.kind) {
             Some(kind @ FnKind::Jit { .. }) => {
                 let target = self.jit_target(line.target, kind)?;
-                self.write_count_line(line, target, false)?;
+                self.emit().count_line(line, target, false)?;
             }
             _ => self.writer.out.verbatim(line.raw, true)?,
         }
@@ -68,9 +68,11 @@ impl Rewriter<'_> {
             object: ob,
             file: fl,
         } = self.naming.jit_ident(symbol);
-        self.name_if_changed("cob", Space::Objects, ob, self.writer.current.ob)?;
-        self.name_if_changed("cfi", Space::Files, fl, self.writer.current.file)?;
-        self.emit_fn_ref("cfn", callee)
+        self.emit()
+            .name_if_changed("cob", Space::Objects, ob, |c| c.ob)?;
+        self.emit()
+            .name_if_changed("cfi", Space::Files, fl, |c| c.file)?;
+        self.emit().fn_ref("cfn", callee)
     }
 
     /// A call or jump group, at its position line: the one place groups
@@ -138,7 +140,7 @@ impl Rewriter<'_> {
             Some((owner, file, out, costs)) => {
                 self.charge_to(Some(owner), 0)?;
                 if let Some(file) = file {
-                    self.switch_file(file)?;
+                    self.emit().switch_file(file)?;
                 }
                 Some((out, costs))
             }
@@ -155,7 +157,7 @@ impl Rewriter<'_> {
         }
         let mapped = self.map_target(target, callee);
         let unchanged = mapped == target && self.writer.synced && site.is_none();
-        self.write_count_line(line, mapped, unchanged)?;
+        self.emit().count_line(line, mapped, unchanged)?;
         match (site, owner, callee.filter(|_| parsed.is_call)) {
             (Some((out, costs)), Some(owner), Some(callee)) => {
                 let who = Who::of(callee, self.group_callee_object(&parsed));
@@ -168,9 +170,9 @@ impl Rewriter<'_> {
                     let calls = parse_u64(line.count).ok_or("bad count")?;
                     self.add_to_stretch(out, costs, calls)?;
                 }
-                self.write_position(out, costs)
+                self.emit().position(out, costs)
             }
-            (Some((out, costs)), _, _) => self.write_position(out, costs),
+            (Some((out, costs)), _, _) => self.emit().position(out, costs),
             (None, _, _) if self.in_native_code() => self.copy_position(raw, text, terminated),
             (None, _, _) => self.copy_tracked(raw, text, terminated),
         }
@@ -229,7 +231,7 @@ impl Rewriter<'_> {
             }
         }
         let (raw, _) = parsed.func.expect("a call has a cfn=");
-        self.emit_fn("cfn", raw, callee, true)
+        self.emit().function("cfn", raw, callee, true)
     }
 
     /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
@@ -249,20 +251,22 @@ impl Rewriter<'_> {
             (Block::Jit(symbol), Some(target)) => {
                 let here = self.naming.locate(&self.cols, symbol, target).1;
                 let file = jit_file.or(here).unwrap_or(self.writer.current.file);
-                self.name_if_changed("jfi", Space::Files, file, self.writer.current.file)?;
+                self.emit()
+                    .name_if_changed("jfi", Space::Files, file, |c| c.file)?;
             }
             _ => match (jit_file, parsed.file.as_ref()) {
-                (Some(file), _) => {
-                    self.name_if_changed("jfi", Space::Files, file, self.writer.current.file)?
-                }
+                (Some(file), _) => self
+                    .emit()
+                    .name_if_changed("jfi", Space::Files, file, |c| c.file)?,
                 (None, Some(named)) => {
-                    self.emit_input_name(Space::Files, named.raw, named.nr, true)?
+                    self.emit()
+                        .input_name(Space::Files, named.raw, named.nr, true)?
                 }
                 (None, None) => {}
             },
         }
         match (target_fn, parsed.func) {
-            (Some(f), Some((raw, _))) => self.emit_fn("jfn", raw, f, true),
+            (Some(f), Some((raw, _))) => self.emit().function("jfn", raw, f, true),
             _ => Ok(()),
         }
     }
@@ -270,13 +274,13 @@ impl Rewriter<'_> {
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
     /// object/file (`want`) where the output's default no longer fits.
     fn keep_or_name(&mut self, key: &str, space: Space, line: Option<&NameLine>, want: Sym) -> Res {
-        let current = match space {
-            Space::Objects => self.writer.current.ob,
-            Space::Files => self.writer.current.file,
+        let current = |c: &Current| match space {
+            Space::Objects => c.ob,
+            Space::Files => c.file,
         };
         match line {
-            Some(named) => self.emit_input_name(space, named.raw, named.nr, true),
-            None => self.name_if_changed(key, space, want, current),
+            Some(named) => self.emit().input_name(space, named.raw, named.nr, true),
+            None => self.emit().name_if_changed(key, space, want, current),
         }
     }
 }

@@ -62,13 +62,13 @@ impl Rewriter<'_> {
                 }
                 self.jit_costs.add(owner, cost);
                 if let Some(file) = file {
-                    self.switch_file(file)?;
+                    self.emit().switch_file(file)?;
                 }
                 match self.part.stretch {
                     Some(_) => self.add_to_stretch(out, costs, cost)?,
                     None => self.part.last_own = Some(out),
                 }
-                self.write_position(out, costs)
+                self.emit().position(out, costs)
             }
             Block::Unnamed(addr) => self.unnamed_cost_line(addr, raw, text, terminated),
             Block::Native => self.copy_position(raw, text, terminated),
@@ -95,10 +95,10 @@ impl Rewriter<'_> {
         self.charge_to(Some(owner), cost)?;
         self.jit_costs.add(owner, cost);
         if let Some(file) = file {
-            self.switch_file(file)?;
+            self.emit().switch_file(file)?;
         }
         self.add_to_stretch(out, costs, cost)?;
-        self.write_position(out, costs)
+        self.emit().position(out, costs)
     }
 
     /// Copies a position line outside JIT blocks: verbatim while the
@@ -151,6 +151,6 @@ impl Rewriter<'_> {
             self.writer.copied_position(pos);
             return Ok(self.writer.out.verbatim(raw, terminated)?);
         }
-        self.write_position(pos, costs)
+        self.emit().position(pos, costs)
     }
 }

@@ -22,7 +22,7 @@ impl Rewriter<'_> {
                     _ => Sets::FunctionFile,
                 };
                 let (sym, nr) = self.name_value(which.space(), value)?;
-                self.emit_input_name(which.space(), raw, nr, terminated)?;
+                self.emit().input_name(which.space(), raw, nr, terminated)?;
                 self.reader.current.set(which, sym);
                 self.writer.current.set(which, sym);
                 Ok(())
@@ -33,7 +33,7 @@ impl Rewriter<'_> {
                 if let Block::Jit(_) = self.part.block {
                     return Ok(()); // JIT blocks get their files from the line table
                 }
-                self.emit_input_name(Space::Files, raw, nr, terminated)?;
+                self.emit().input_name(Space::Files, raw, nr, terminated)?;
                 self.writer.current.set(Sets::File, sym);
                 Ok(())
             }
@@ -56,14 +56,14 @@ impl Rewriter<'_> {
             _ => (self.reader.current.ob, self.reader.current.fl),
         };
         if self.writer.current.ob != ob {
-            self.emit_sym("ob", Space::Objects, ob)?;
+            self.emit().sym("ob", Space::Objects, ob)?;
             self.writer.current.ob = ob;
         }
         if self.writer.current.fl != fl {
-            self.emit_sym("fl", Space::Files, fl)?;
+            self.emit().sym("fl", Space::Files, fl)?;
             (self.writer.current.fl, self.writer.current.file) = (fl, fl);
         }
-        self.emit_fn("fn", raw, f, terminated)?;
+        self.emit().function("fn", raw, f, terminated)?;
         // Callgrind starts every function with absolute positions; so do we
         // wherever our own lines made the output's state differ.
         self.writer.absolute_next = !self.writer.synced;
@@ -99,8 +99,9 @@ impl Rewriter<'_> {
         if matches!(self.part.block, Block::Jit(_))
             && self.writer.current.file != self.writer.current.fl
         {
-            self.emit_sym("fe", Space::Files, self.writer.current.fl)?;
-            self.writer.current.file = self.writer.current.fl;
+            let fl = self.writer.current.fl;
+            self.emit().sym("fe", Space::Files, fl)?;
+            self.writer.current.file = fl;
         }
         Ok(())
     }

@@ -76,7 +76,8 @@ impl Rewriter<'_> {
     /// with the input's file.
     pub(super) fn back_home(&mut self) -> Res {
         self.charge_to(None, 0)?;
-        self.switch_file(self.reader.current.file)
+        let file = self.reader.current.file;
+        self.emit().switch_file(file)
     }
 
     /// A cost line or call of the stretch (see [`Stretch`]) at `pos` with
@@ -101,7 +102,7 @@ impl Rewriter<'_> {
             return Ok(());
         };
         match self.part.block {
-            Block::Jit(block) => self.switch_to(block, |rw| rw.emit_fn_ref("fn", own))?,
+            Block::Jit(block) => self.switch_to(block, |rw| rw.emit().fn_ref("fn", own))?,
             Block::Unnamed(_) => self.switch_home(own)?,
             Block::Native => return Ok(()),
         }
@@ -109,10 +110,12 @@ impl Rewriter<'_> {
             return Ok(()); // nothing was moved
         };
         let ident = self.naming.jit_ident(stretch.owner);
-        self.name_if_changed("cob", Space::Objects, ident.object, self.writer.current.ob)?;
-        self.name_if_changed("cfi", Space::Files, ident.file, self.writer.current.file)?;
+        self.emit()
+            .name_if_changed("cob", Space::Objects, ident.object, |c| c.ob)?;
+        self.emit()
+            .name_if_changed("cfi", Space::Files, ident.file, |c| c.file)?;
         let name = self.owner_name(stretch.owner);
-        self.emit_named_fn("cfn", name)?;
+        self.emit().named_fn("cfn", name)?;
         let cols = &self.cols;
         self.writer.out.composed(|buf| {
             buf.extend_from_slice(b"calls=");
@@ -122,7 +125,7 @@ impl Rewriter<'_> {
         })?;
         let mut costs = Vec::new();
         push_costs(&mut costs, &stretch.costs);
-        self.write_position(stretch.site, &costs)
+        self.emit().position(stretch.site, &costs)
     }
 
     /// The name `owner`'s code is written under in the current block:
@@ -183,21 +186,23 @@ impl Rewriter<'_> {
     /// input's object and files (its lines are the input's again).
     fn switch_home(&mut self, own: FnRef) -> Res {
         let (ob, fl) = (self.reader.current.ob, self.reader.current.fl);
-        self.name_if_changed("ob", Space::Objects, ob, self.writer.current.ob)?;
-        self.name_if_changed("fl", Space::Files, fl, self.writer.current.fl)?;
+        self.emit()
+            .name_if_changed("ob", Space::Objects, ob, |c| c.ob)?;
+        self.emit()
+            .name_if_changed("fl", Space::Files, fl, |c| c.fl)?;
         (
             self.writer.current.ob,
             self.writer.current.fl,
             self.writer.current.file,
         ) = (ob, fl, fl);
-        self.emit_fn_ref("fn", own)?;
+        self.emit().fn_ref("fn", own)?;
         self.writer.absolute_next = true;
         Ok(())
     }
 
     /// Writes `owner`'s object, file and `fn=` (its `name`).
     fn switch_function(&mut self, owner: SymbolId, name: super::ids::Sym) -> Res {
-        self.switch_to(owner, |rw| rw.emit_named_fn("fn", name))
+        self.switch_to(owner, |rw| rw.emit().named_fn("fn", name))
     }
 
     /// `ob=`/`fl=` of `symbol` where they change, then `fn` (written by
@@ -205,11 +210,11 @@ impl Rewriter<'_> {
     fn switch_to(&mut self, symbol: SymbolId, write_fn: impl FnOnce(&mut Self) -> Res) -> Res {
         let ident = self.naming.jit_ident(symbol);
         if self.writer.current.ob != ident.object {
-            self.emit_sym("ob", Space::Objects, ident.object)?;
+            self.emit().sym("ob", Space::Objects, ident.object)?;
             self.writer.current.ob = ident.object;
         }
         if self.writer.current.fl != ident.file {
-            self.emit_sym("fl", Space::Files, ident.file)?;
+            self.emit().sym("fl", Space::Files, ident.file)?;
             (self.writer.current.fl, self.writer.current.file) = (ident.file, ident.file);
         }
         write_fn(self)?;

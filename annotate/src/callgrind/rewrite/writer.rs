@@ -6,13 +6,13 @@
 //! lines are re-encoded until they agree again.
 
 use super::escape::{reads_as_id, Escapes, IdSpace};
-use super::ids::{IdSet, Sym};
+use super::ids::{IdSet, Interner, Sym};
 use super::naming::FnKind;
 use super::reader::Current;
-use super::reader::{FnRef, Space};
+use super::reader::{FnRef, Reader, Space};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, NameRef};
-use crate::callgrind::format::position::Pos;
+use crate::callgrind::format::position::{Columns, Pos};
 use crate::callgrind::stream::out::Out;
 
 /// The output, and its reader's state in the current part.
@@ -108,18 +108,36 @@ impl Writer {
     }
 }
 
+/// The writer at work: the output, and what writing a line reads of the
+/// rest of the rewrite (the input reader's ids and position, the names,
+/// the part's position columns). Made by [`Rewriter::emit`].
+pub(in crate::callgrind) struct Emit<'a> {
+    writer: &'a mut Writer,
+    reader: &'a Reader,
+    names: &'a Interner,
+    cols: &'a Columns,
+}
+
+impl Rewriter<'_> {
+    /// The writer, to write lines with.
+    #[inline]
+    pub fn emit(&mut self) -> Emit<'_> {
+        Emit {
+            writer: &mut self.writer,
+            reader: &self.reader,
+            names: &self.naming.names,
+            cols: &self.cols,
+        }
+    }
+}
+
 /// Writing lines: names as the output's id tables have them, positions
 /// against the output's state.
-impl Rewriter<'_> {
+impl Emit<'_> {
     /// Writes an input `ob`/`fl`-like line, turning a reference into a
     /// definition where the output has not defined the id yet.
-    pub(in crate::callgrind) fn emit_input_name(
-        &mut self,
-        space: Space,
-        raw: &[u8],
-        nr: NameRef,
-        terminated: bool,
-    ) -> Res {
+    #[inline]
+    pub fn input_name(&mut self, space: Space, raw: &[u8], nr: NameRef, terminated: bool) -> Res {
         let Some(id) = nr.id else {
             return Ok(self.writer.out.verbatim(raw, terminated)?);
         };
@@ -128,7 +146,7 @@ impl Rewriter<'_> {
         if first && nr.name.is_none() {
             let key = std::str::from_utf8(&raw[..raw.iter().position(|&b| b == b'=').unwrap_or(0)])
                 .unwrap_or("fl");
-            let name = self.naming.names.name(sym);
+            let name = self.names.name(sym);
             return Ok(self.writer.out.spec_id(key, id, Some(name))?);
         }
         Ok(self.writer.out.verbatim(raw, terminated)?)
@@ -136,20 +154,21 @@ impl Rewriter<'_> {
 
     /// Writes `key=` naming `sym`: by an id the input defined for that
     /// name if any (defining it if needed), else as a plain string.
-    pub(in crate::callgrind) fn emit_sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
+    #[inline]
+    pub fn sym(&mut self, key: &str, space: Space, sym: Sym) -> Res {
         let Some(id) = self.reader.space(space).first_id(sym) else {
-            return self.emit_plain(key, space.ids(), sym);
+            return self.plain(key, space.ids(), sym);
         };
         let first = self.writer.defined.space_mut(space).insert(id);
-        let name = first.then(|| self.naming.names.name(sym));
+        let name = first.then(|| self.names.name(sym));
         Ok(self.writer.out.spec_id(key, id, name)?)
     }
 
     /// Writes `key=` naming `sym` where the input has no id for it: as a
     /// plain string, or with an id of its own where the string would read
     /// as an id (see `escape`).
-    fn emit_plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
-        let name = self.naming.names.name(sym);
+    fn plain(&mut self, key: &str, space: IdSpace, sym: Sym) -> Res {
+        let name = self.names.name(sym);
         if !reads_as_id(name) {
             return Ok(self.writer.out.spec(key, name)?);
         }
@@ -159,20 +178,15 @@ impl Rewriter<'_> {
 
     /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
     /// else the input line (a reference becomes a definition if needed).
-    pub(in crate::callgrind) fn emit_fn(
-        &mut self,
-        key: &str,
-        raw: &[u8],
-        f: FnRef,
-        terminated: bool,
-    ) -> Res {
+    #[inline]
+    pub fn function(&mut self, key: &str, raw: &[u8], f: FnRef, terminated: bool) -> Res {
         if f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) {
-            return self.emit_fn_ref(key, f);
+            return self.fn_ref(key, f);
         }
         let first = f.id.is_some_and(|id| self.first_use(id));
         match f.id {
             Some(id) if first && !f.defines => {
-                let name = self.naming.names.name(f.name);
+                let name = self.names.name(f.name);
                 Ok(self.writer.out.spec_id(key, id, Some(name))?)
             }
             _ => Ok(self.writer.out.verbatim(raw, terminated)?),
@@ -183,23 +197,24 @@ impl Rewriter<'_> {
     /// name too where the output has not defined it), else by the name it
     /// is written under: a JIT function's or a renamed native one's new
     /// name, anything else's own.
-    pub(in crate::callgrind) fn emit_fn_ref(&mut self, key: &str, f: FnRef) -> Res {
+    #[inline]
+    pub fn fn_ref(&mut self, key: &str, f: FnRef) -> Res {
         let name = match f.kind {
             FnKind::Jit { name, .. } | FnKind::Renamed(name) => name,
             FnKind::Native | FnKind::Unnamed(_) => f.name,
         };
         match f.id {
             Some(id) => {
-                let name = self.first_use(id).then(|| self.naming.names.name(name));
+                let name = self.first_use(id).then(|| self.names.name(name));
                 Ok(self.writer.out.spec_id(key, id, name)?)
             }
-            None => self.emit_plain(key, IdSpace::Functions, name),
+            None => self.plain(key, IdSpace::Functions, name),
         }
     }
 
     /// Writes a `fn`-space line naming `name` without an id of the input's.
-    pub(super) fn emit_named_fn(&mut self, key: &str, name: Sym) -> Res {
-        self.emit_plain(key, IdSpace::Functions, name)
+    pub fn named_fn(&mut self, key: &str, name: Sym) -> Res {
+        self.plain(key, IdSpace::Functions, name)
     }
 
     /// Marks function id `id` as written; true the first time.
@@ -209,7 +224,7 @@ impl Rewriter<'_> {
     }
 
     /// Switches the output's current file with `fi=`/`fe=`.
-    pub(in crate::callgrind) fn switch_file(&mut self, file: Sym) -> Res {
+    pub fn switch_file(&mut self, file: Sym) -> Res {
         if file == self.writer.current.file {
             return Ok(());
         }
@@ -218,15 +233,16 @@ impl Rewriter<'_> {
         } else {
             "fi"
         };
-        self.emit_sym(key, Space::Files, file)?;
+        self.sym(key, Space::Files, file)?;
         self.writer.current.file = file;
         Ok(())
     }
 
     /// Writes a position line for `pos` (relative to the output state,
     /// absolute where that is unknown) followed by `costs`.
-    pub(in crate::callgrind) fn write_position(&mut self, pos: Pos, costs: &[u8]) -> Res {
-        let (cols, prev, absolute) = (&self.cols, &self.writer.pos, self.writer.absolute_next);
+    #[inline]
+    pub fn position(&mut self, pos: Pos, costs: &[u8]) -> Res {
+        let (cols, prev, absolute) = (self.cols, &self.writer.pos, self.writer.absolute_next);
         self.writer.out.composed(|buf| {
             cols.encode(buf, &pos, prev, absolute);
             if !costs.is_empty() {
@@ -238,27 +254,24 @@ impl Rewriter<'_> {
         Ok(())
     }
 
-    pub(super) fn name_if_changed(
+    /// Writes `key=` naming `want` where the output's current name
+    /// (`current` picks which) is another.
+    pub fn name_if_changed(
         &mut self,
         key: &str,
         space: Space,
         want: Sym,
-        current: Sym,
+        current: impl Fn(&Current) -> Sym,
     ) -> Res {
-        if want != current {
-            self.emit_sym(key, space, want)?;
+        if want != current(&self.writer.current) {
+            self.sym(key, space, want)?;
         }
         Ok(())
     }
 
     /// The `calls=`/`jump=` line: as it was, or with its target written
     /// out (absolutely where the output's state is not known).
-    pub(super) fn write_count_line(
-        &mut self,
-        line: CountLine,
-        target: Pos,
-        unchanged: bool,
-    ) -> Res {
+    pub fn count_line(&mut self, line: CountLine, target: Pos, unchanged: bool) -> Res {
         if unchanged {
             return Ok(self.writer.out.verbatim(line.raw, true)?);
         }
