@@ -3,7 +3,7 @@
 
 use crate::oracle;
 use crate::rewrite::{annotate_fixture, gunzip};
-use crate::rewriting::table;
+use crate::rewriting::{rewrite_bytes, table};
 use crate::util;
 use annotate::callgrind::Reading;
 use std::path::Path;
@@ -47,6 +47,27 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
         "V8's +0x40 bias is applied: {:?}",
         table.report.bias
     );
+}
+
+/// The re-entry plan is made first for a program of any name whose
+/// jitdump V8 wrote (an embedder); with V8's perf map alone the program's
+/// name is all there is to go by, and a profile of an unknown one is
+/// written, then written again with the plan.
+#[test]
+fn a_v8_jitdump_plans_re_entry_first_whatever_the_program() {
+    let dir = util::scratch("node-embedder");
+    let profile = gunzip("node-fib", "callgrind.out.13064", &dir);
+    let dump = gunzip("node-fib", "jit-13064.dump", &dir);
+    let map = util::fixture("node-fib/perf-13064.map");
+    let text = std::fs::read_to_string(&profile).unwrap();
+    let cmd = text.lines().find(|l| l.starts_with("cmd:")).unwrap();
+    let embedder = text.replacen(cmd, "cmd: /opt/app/embedder app.js", 1);
+    let reads = |sources: &[std::path::PathBuf]| {
+        let (_, stats) = rewrite_bytes(embedder.as_bytes(), &table(sources), 1 << 16);
+        stats.reads
+    };
+    assert_eq!(reads(&[dump, map.clone()]), [Reading::Plan, Reading::Write]);
+    assert_eq!(reads(&[map]), [Reading::First, Reading::Reentry]);
 }
 
 #[test]

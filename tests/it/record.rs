@@ -379,6 +379,9 @@ fn record_erlang() {
         "{said}"
     );
     assert!(!said.contains("callgrind-jit: error"), "{said}");
+    // BEAM's code is resumed by calls: its profile (`cmd: beam.smp`) is
+    // planned before it is written.
+    assert!(said.contains("first for planning re-entry"), "{said}");
     // BEAM's inclusive costs pass the program's total (README): said so
     // under the list, which is by self cost then, fib/1 first.
     assert!(

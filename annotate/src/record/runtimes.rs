@@ -17,8 +17,9 @@ pub struct Runtime {
     /// output folder, where annotate looks for them.
     pub folder_env: &'static [&'static str],
     /// Its compiled code is resumed by calls into its middle (V8's
-    /// out-of-line prologue, HotSpot's entry points): its profiles need
-    /// the re-entry plan, made before the output is written.
+    /// out-of-line prologue, HotSpot's entry points, BEAM's): its
+    /// profiles need the re-entry plan, made before the output is
+    /// written.
     pub resumes_by_calls: bool,
 }
 
@@ -67,7 +68,8 @@ pub const RUNTIMES: [Runtime; 11] = [
     },
     Runtime {
         name: "Erlang",
-        programs: &["erl", "escript", "elixir", "iex", "mix"],
+        // `erl` and the rest exec BEAM: `beam.smp` is a profile's `cmd:`.
+        programs: &["erl", "escript", "elixir", "iex", "mix", "beam.smp"],
         // BEAM's JIT writes a perf map and a jitdump (the same ranges,
         // names spelled differently; the jitdump's are used). One
         // scheduler that never busy-waits: Valgrind runs one thread at a
@@ -79,7 +81,7 @@ pub const RUNTIMES: [Runtime; 11] = [
             "+JPperf true +S 1 +sbwt none +sbwtdcpu none +sbwtdio none",
         )],
         folder_env: &[],
-        resumes_by_calls: false,
+        resumes_by_calls: true,
     },
     Runtime {
         name: "Deno",
