@@ -13,6 +13,7 @@ mod merge;
 mod output;
 mod perfmap;
 pub mod record;
+pub mod runtimes;
 mod summary;
 pub mod symbols;
 mod usage;

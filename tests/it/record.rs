@@ -167,7 +167,7 @@ pub fn record_runtime_in(
         .arg(program)
         .args(args)
         .current_dir(dir);
-    for runtime in annotate::record::runtimes::RUNTIMES {
+    for runtime in annotate::runtimes::RUNTIMES {
         for (key, _) in runtime.env {
             cmd.env_remove(key);
         }

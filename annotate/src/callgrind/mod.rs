@@ -206,7 +206,7 @@ fn resumes_by_calls<R: Read + Seek>(input: &mut R) -> io::Result<bool> {
     input.rewind()?;
     let cmd = crate::input::command_in(&head).unwrap_or_default();
     let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
-    let runtime = crate::record::runtimes::of_command(&words);
+    let runtime = crate::runtimes::of_command(&words);
     Ok(runtime.is_some_and(|r| r.resumes_by_calls))
 }
 

@@ -8,7 +8,6 @@ mod hottest;
 pub use hottest::{relative, top_list};
 mod inclusive;
 mod out_file;
-pub mod runtimes;
 mod signals;
 
 use std::collections::BTreeMap;
@@ -21,6 +20,7 @@ use std::time::SystemTime;
 use anyhow::{Context, Result};
 
 use crate::command::{annotate, NoSymbols, Report, Request};
+use crate::runtimes;
 use crate::UsageError;
 pub(crate) use out_file::OutFile;
 

@@ -1,6 +1,8 @@
-//! The runtimes `record` knows: the environment each reads to write its
-//! symbol files, set for the program (and the programs it starts) unless
-//! the user's own environment sets it.
+//! The runtimes callgrind-jit knows: the environment each reads to write
+//! its symbol files (`record` sets it for the program and the programs it
+//! starts, unless the user's own environment sets it), and whether its
+//! compiled code is resumed by calls (the rewrite then plans re-entry
+//! before writing).
 
 use std::ffi::OsString;
 use std::path::Path;
