@@ -110,8 +110,9 @@ impl<'a> Rewrite<'a> {
     /// nothing, so that the output is written once. By default it is
     /// where the profile's program (its `cmd:`) is a runtime that resumes
     /// its compiled code by calls into its middle (V8, HotSpot, BEAM), or
-    /// a jitdump was written by V8: their profiles need the plan. Any other profile is written in its first
-    /// reading, and written again where it turns out to need one.
+    /// a jitdump was written by V8: their profiles need the plan. Any
+    /// other profile is written in its first reading, and written again
+    /// where it turns out to need one.
     pub fn plan_reentry_first(self, first: bool) -> Self {
         Rewrite {
             plan_first: Some(first),
