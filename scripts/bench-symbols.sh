@@ -15,13 +15,16 @@ dir=$PWD/target/bench/symbols-$n
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# seconds of each run of CMD, one a line (the last run's max RSS in KiB
-# goes to $dir/rss)
+# seconds of each of N runs of CMD, one a line, to the microsecond by
+# bash's clock (/usr/bin/time rounds to 10 ms, a quarter of the perf
+# map's figure; `date` would add a process to each)
 time_runs() {
-  for _ in $(seq $runs); do
-    /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" > /dev/null
-    cut -d' ' -f1 "$dir/time.out"
-    cut -d' ' -f2 "$dir/time.out" > "$dir/rss"
+  local n=$1
+  shift
+  for _ in $(seq "$n"); do
+    local t0=$EPOCHREALTIME
+    "$@" > /dev/null
+    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f\n", b - a}'
   done
 }
 
@@ -29,14 +32,12 @@ echo "| symbol file | size | cat | annotate | annotate / cat | annotate max RSS 
 echo "|---|---|---|---|---|---|"
 for f in jit-4242.dump perf-4242.map; do
   cat "$dir/$f" > /dev/null   # page cache
-  # /usr/bin/time rounds to 10 ms: cat is timed over 20 runs in one go.
-  cat_s=$( { /usr/bin/time -f "%e" sh -c "for i in \$(seq 20); do cat '$dir/$f'; done > /dev/null"; } 2>&1 | tail -n 1)
-  an_s=$(time_runs "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out" | median)
-  rss=$(cat "$dir/rss")
+  cat_s=$(time_runs 21 cat "$dir/$f" | median)
+  an_s=$(time_runs "$runs" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out" | median)
+  rss=$( { /usr/bin/time -f "%M" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out"; } 2>&1 | tail -n 1)
   mb=$(du -m "$dir/$f" | cut -f1)
   awk -v f="$f" -v mb="$mb" -v c="$cat_s" -v a="$an_s" -v kb="$rss" 'BEGIN {
-    c = c / 20
     printf "| %s | %d MB | %.3f s | %.3f s | %.1fx | %.1f MiB |\n", f, mb, c, a, a / (c > 0 ? c : 0.001), kb / 1024 }'
 done
 echo
-echo "functions: $n, touched: 1000; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs"
+echo "functions: $n, touched: 1000; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs (cat: 21)"
