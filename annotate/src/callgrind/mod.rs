@@ -140,13 +140,14 @@ impl<'a> Rewrite<'a> {
         }
     }
 
-    /// Rewrites `input` into `output`. The input is read once, or again
+    /// Rewrites `input` into `output`. The input is read once, or twice
     /// where a JIT function was resumed by a call into its middle (then the
     /// continuation's cost is taken out of the arcs that hold it twice; see
-    /// `rewrite/reentry/`, and `output` is restarted). [`Stats::reads`]
-    /// says how often, and why; [`Stats::read_back`] how much of it was
-    /// read again to place positions not laid out as callgrind lays them
-    /// out (`rewrite/recall.rs`).
+    /// `rewrite/reentry/`): planned first where that was foreseen (see
+    /// [`Rewrite::plan_reentry_first`]), else with `output` restarted.
+    /// [`Stats::reads`] says how often, and why; [`Stats::read_back`] how
+    /// much of it was read again to place positions not laid out as
+    /// callgrind lays them out (`rewrite/recall.rs`).
     pub fn run<R, W>(self, input: R, output: W) -> Result<Stats, RewriteError>
     where
         R: Read + Seek + Send,

@@ -50,7 +50,9 @@ pub(super) fn rewrite(
         anyhow::Ok((rewritten, epoch))
     };
     let pid = input::profile_pid(&profile.file);
-    let starts_an_epoch = input::epoch_end(&profile.file).is_some();
+    // Its own dump's description, read by `ends` (the last part's places
+    // are all at u64::MAX).
+    let starts_an_epoch = end.iter().all(|&(_, at)| at != u64::MAX);
     if starts_an_epoch && !named_as_one_dump(&profile.path, pid) {
         let named = rewrite_one(request, profile, whole, protected)?;
         if holds_epochs(&named) {
