@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use super::{load_symbols, rewrite_one, Epoch, Request, Rewritten};
+use super::{rewrite_one, table_of, Epoch, Request, Rewritten};
 use crate::callgrind::Reading;
 use crate::input::{self, Input};
-use crate::symbols::SymbolTable;
+use crate::symbols::{SymbolTable, SymbolTableBuilder};
 
 /// Where each profile's epoch ends in the symbol files: its own dump's
 /// description, or, for a profile without one in a run with epochs (the
@@ -40,12 +40,13 @@ pub(super) fn rewrite(
     profile: &Input,
     end: Vec<(String, u64)>,
     whole: &SymbolTable,
-    sources: &[Input],
+    indexed: &SymbolTableBuilder,
     protected: &[&Path],
 ) -> Result<Rewritten> {
     let own_epoch = || {
         let cmd = input::profile_command(&profile.file);
-        let epoch = load_symbols(sources, request, end.clone(), cmd.as_deref())?;
+        let indexed = indexed.fork().context("cannot read the symbol files")?;
+        let epoch = table_of(indexed, end.clone(), cmd.as_deref());
         let rewritten = rewrite_one(request, profile, &epoch, protected)?;
         anyhow::Ok((rewritten, epoch))
     };

@@ -70,10 +70,7 @@ pub(crate) fn annotate(
         for (&pid, provenance) in pids.iter().zip(provenances) {
             protected.extend(provenance.used.iter().map(|i| i.path.clone()));
             notes.extend(provenance.notes.into_iter().map(|(p, why)| (pid, p, why)));
-            tables.insert(
-                pid,
-                load_symbols(&provenance.used, request, Vec::new(), None)?,
-            );
+            tables.insert(pid, load_symbols(&provenance.used, request, None)?);
         }
         let protected: Vec<&std::path::Path> = protected.iter().map(PathBuf::as_path).collect();
         let (output, (named_frames, unnamed)) = write(request, log, &tables, &protected)?;

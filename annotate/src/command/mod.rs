@@ -18,7 +18,7 @@ use crate::callgrind::Stats;
 use crate::input::{self, Input, Kind};
 use crate::symbols::guest::GuestSymbols;
 use crate::symbols::mapped::MappedCode;
-use crate::symbols::{BiasMode, SymbolTable};
+use crate::symbols::{BiasMode, SymbolTable, SymbolTableBuilder};
 use outputs::{merge_parts, merge_target, rewrite_one};
 use provenance::Provenance;
 pub(crate) use runs::Run;
@@ -214,7 +214,17 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
     let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
     for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
         let cmd = input::profile_command(&profiles[0].file);
-        let symbols = load_symbols(&provenance.used, request, Vec::new(), cmd.as_deref())?;
+        let ends = epochs::ends(&profiles);
+        let indexed = index_symbols(&provenance.used, request)?;
+        // Kept for the epochs' tables where the run has any.
+        let (whole, indexed) = match ends.iter().any(Option::is_some) {
+            true => (
+                indexed.fork().context("cannot read the symbol files")?,
+                Some(indexed),
+            ),
+            false => (indexed, None),
+        };
+        let symbols = table_of(whole, Vec::new(), cmd.as_deref());
         let pid = run.pid;
         let mut report = Report {
             pid,
@@ -227,13 +237,13 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
             .merge
             .then(|| merge_target(request, pid, &profiles, &protected))
             .transpose()?;
-        for (profile, end) in profiles.iter().zip(epochs::ends(&profiles)) {
-            let rewritten = match end {
-                Some(end) => {
-                    let used = &provenance.used;
-                    epochs::rewrite(request, profile, end, &report.symbols, used, &protected)?
+        for (profile, end) in profiles.iter().zip(ends) {
+            let rewritten = match (end, &indexed) {
+                (Some(end), Some(indexed)) => {
+                    let whole = &report.symbols;
+                    epochs::rewrite(request, profile, end, whole, indexed, &protected)?
                 }
-                None => rewrite_one(request, profile, &report.symbols, &protected)?,
+                _ => rewrite_one(request, profile, &report.symbols, &protected)?,
             };
             report.profiles.push(rewritten);
         }
@@ -305,20 +315,15 @@ fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
 /// Indexes every symbol file (each read once, whatever its size; a
 /// range's names are read again only if a profile touches it), leaving
 /// out the ranges in the run's `program`'s own code.
-/// With `epoch_end` (see [`input::epoch_end`]), only the code loaded
-/// before those places.
-fn load_symbols(
-    sources: &[Input],
-    request: &Request,
-    epoch_end: Vec<(String, u64)>,
-    cmd: Option<&str>,
-) -> Result<SymbolTable> {
+fn load_symbols(sources: &[Input], request: &Request, cmd: Option<&str>) -> Result<SymbolTable> {
+    Ok(table_of(index_symbols(sources, request)?, Vec::new(), cmd))
+}
+
+/// Every symbol file indexed, once: the tables of a run's epochs are all
+/// made from it ([`table_of`]).
+fn index_symbols(sources: &[Input], request: &Request) -> Result<SymbolTableBuilder> {
     let bias = request.bias;
-    let mut table = SymbolTable::builder()
-        .epoch_ending_at(epoch_end)
-        .raw_names(request.raw_names)
-        .outside(cmd.and_then(MappedCode::of_command))
-        .guest(cmd.and_then(GuestSymbols::of_command));
+    let mut table = SymbolTable::builder().raw_names(request.raw_names);
     for source in sources {
         let path = &source.path;
         let file = source
@@ -335,5 +340,20 @@ fn load_symbols(
                 .with_context(|| format!("cannot read '{}'", path.display()))?;
         }
     }
-    Ok(table.build())
+    Ok(table)
+}
+
+/// The table of the symbol files `indexed`, without the ranges in the
+/// run's program's own code (named by `cmd`); with `epoch_end` (see
+/// [`input::epoch_end`]), only the code loaded before those places.
+fn table_of(
+    indexed: SymbolTableBuilder,
+    epoch_end: Vec<(String, u64)>,
+    cmd: Option<&str>,
+) -> SymbolTable {
+    indexed
+        .epoch_ending_at(epoch_end)
+        .outside(cmd.and_then(MappedCode::of_command))
+        .guest(cmd.and_then(GuestSymbols::of_command))
+        .build()
 }

@@ -3,6 +3,8 @@
 //! twins left out, then the lookup index built.
 
 use std::fs::File;
+use std::io;
+use std::ops::Range;
 use std::path::PathBuf;
 
 use super::{
@@ -20,6 +22,9 @@ pub struct SymbolTableBuilder {
     epoch_end: Vec<(String, u64)>,
     /// The run's program, whose own code no range names.
     program: Option<mapped::MappedCode>,
+    /// Each symbol file's entries as indexed, in the order added: the
+    /// epoch and the modules are settled at [`build`](Self::build).
+    indexed: Vec<(usize, Range<usize>)>,
 }
 
 /// A symbol file that could not be read.
@@ -38,21 +43,19 @@ impl SymbolTableBuilder {
         self
     }
 
-    /// [`epoch_ending_at`](Self::epoch_ending_at) for the ranges of
-    /// `source` indexed from `first` on.
-    fn end_epoch(&mut self, source: usize, first: usize) {
+    /// [`epoch_ending_at`](Self::epoch_ending_at) for the entries `range`
+    /// of `source`: those kept are moved to the range's front; how many.
+    fn end_epoch(&mut self, source: usize, range: Range<usize>) -> usize {
         let name = self.table.sources[source].path.file_name();
         let Some(&(_, end)) = self
             .epoch_end
             .iter()
             .find(|(file, _)| name.is_some_and(|n| n.to_str() == Some(file)))
         else {
-            return;
+            return range.len();
         };
         let entries = &mut self.table.entries;
-        let mut live: Vec<usize> = (first..entries.len())
-            .filter(|&i| entries[i].record < end)
-            .collect();
+        let mut live: Vec<usize> = range.clone().filter(|&i| entries[i].record < end).collect();
         live.sort_by_key(|&i| (entries[i].start, entries[i].record));
         let mut replaced = std::collections::HashSet::new();
         let mut current: Option<usize> = None;
@@ -71,14 +74,43 @@ impl SymbolTableBuilder {
                 _ => current = Some(i),
             }
         }
-        let mut at = first;
-        for i in first..entries.len() {
+        let mut at = range.start;
+        for i in range.clone() {
             if entries[i].record < end && !replaced.contains(&i) {
                 entries.swap(at, i);
                 at += 1;
             }
         }
-        entries.truncate(at);
+        at - range.start
+    }
+
+    /// Each file's entries as the table keeps them, in the order added:
+    /// the epoch's code only, two modules' functions of one name apart.
+    fn settle(&mut self) {
+        let mut kept = 0;
+        for (source, range) in std::mem::take(&mut self.indexed) {
+            let len = range.len();
+            if range.start != kept {
+                self.table.entries.copy_within(range, kept);
+            }
+            let live = self.end_epoch(source, kept..kept + len);
+            self.table.decoded.grow(kept + live);
+            modules::separate(&mut self.table, kept..kept + live);
+            kept += live;
+        }
+        self.table.entries.truncate(kept);
+    }
+
+    /// A builder of the same symbol files, indexed already: another table
+    /// of them (another epoch's) without reading them again. Its settings
+    /// are the defaults but for raw names.
+    pub(crate) fn fork(&self) -> io::Result<Self> {
+        Ok(SymbolTableBuilder {
+            table: self.table.indexed_copy()?,
+            epoch_end: Vec::new(),
+            program: None,
+            indexed: self.indexed.clone(),
+        })
     }
 
     /// Indexes an open jitdump.
@@ -90,24 +122,18 @@ impl SymbolTableBuilder {
     ) -> Result<(), ReadError> {
         let source = self.table.add_source(path, SourceKind::Jitdump, file);
         let first = self.table.entries.len();
-        index_jitdump::add(&mut self.table, source, bias)?;
-        self.end_epoch(source, first);
-        self.table.decoded.grow(self.table.entries.len());
-        let end = self.table.entries.len();
-        modules::separate(&mut self.table, first..end);
-        Ok(())
+        let indexed = index_jitdump::add(&mut self.table, source, bias);
+        self.indexed.push((source, first..self.table.entries.len()));
+        indexed
     }
 
     /// Indexes an open perf map.
     pub fn add_perf_map_file(&mut self, path: PathBuf, file: File) -> std::io::Result<()> {
         let source = self.table.add_source(path, SourceKind::PerfMap, file);
         let first = self.table.entries.len();
-        index_perfmap::add(&mut self.table, source)?;
-        self.end_epoch(source, first);
-        self.table.decoded.grow(self.table.entries.len());
-        let end = self.table.entries.len();
-        modules::separate(&mut self.table, first..end);
-        Ok(())
+        let indexed = index_perfmap::add(&mut self.table, source);
+        self.indexed.push((source, first..self.table.entries.len()));
+        indexed
     }
 
     /// Indexes a jitdump held in memory (tests, tools).
@@ -159,6 +185,7 @@ impl SymbolTableBuilder {
 
     /// The table, with its lookup index built.
     pub fn build(mut self) -> SymbolTable {
+        self.settle();
         if let Some(program) = self.program.take() {
             self.leave_out(program);
         }

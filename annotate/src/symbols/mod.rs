@@ -66,6 +66,19 @@ pub struct Source {
     shift: u64,
 }
 
+impl Source {
+    fn try_clone(&self) -> std::io::Result<Source> {
+        Ok(Source {
+            path: self.path.clone(),
+            kind: self.kind,
+            object: self.object.clone(),
+            file: self.file.try_clone()?,
+            header: self.header.clone(),
+            shift: self.shift,
+        })
+    }
+}
+
 /// One code range as indexed: where it is, and where its records are in
 /// its source (40 bytes; the rest is decoded when asked for).
 #[derive(Clone, Copy, Debug)]
@@ -158,6 +171,19 @@ impl SymbolTable {
             shift: 0,
         });
         self.sources.len() - 1
+    }
+
+    /// The symbol files and their entries as indexed, with nothing
+    /// decoded or looked up yet (see [`SymbolTableBuilder::fork`]).
+    fn indexed_copy(&self) -> std::io::Result<SymbolTable> {
+        let sources = self.sources.iter().map(Source::try_clone);
+        Ok(SymbolTable {
+            sources: sources.collect::<std::io::Result<_>>()?,
+            entries: self.entries.clone(),
+            report: self.report.clone(),
+            raw_names: self.raw_names,
+            ..SymbolTable::default()
+        })
     }
 
     /// Room for `more` entries. From 2 MiB on, the room is asked for in

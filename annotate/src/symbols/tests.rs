@@ -136,3 +136,64 @@ fn an_epoch_holds_the_code_loaded_before_its_end_less_what_replaced_it() {
     let table = builder.build();
     assert!(table.lookup(0x1000).is_some_and(|h| h.ambiguous));
 }
+
+#[test]
+fn an_epochs_table_made_from_the_files_indexed_once_is_the_table_read_anew() {
+    // a, then b over a, then c; a second map no epoch names, with d.
+    let maps: [(&str, &[u8]); 2] = [
+        ("perf-1.map", b"1000 10 a\n1000 10 b\n2000 10 c\n"),
+        ("perf-2.map", b"3000 10 d\n"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let add = |builder: &mut SymbolTableBuilder| {
+        for (name, _) in maps {
+            let path = dir.path().join(name);
+            let file = std::fs::File::open(&path).unwrap();
+            builder.add_perf_map_file(path, file).unwrap();
+        }
+    };
+    for (name, map) in maps {
+        std::fs::write(dir.path().join(name), map).unwrap();
+    }
+    let names = |table: SymbolTable| -> Vec<Option<(String, bool)>> {
+        [0x1000, 0x2000, 0x3000]
+            .into_iter()
+            .map(|addr| table.lookup(addr))
+            .map(|hit| hit.map(|h| (table.symbol(h.symbol).name.clone(), h.ambiguous)))
+            .collect()
+    };
+    let mut indexed = SymbolTable::builder();
+    add(&mut indexed);
+    let ends = [0, 10, 20, u64::MAX];
+    let anew: Vec<_> = ends
+        .iter()
+        .map(|&end| {
+            let mut builder =
+                SymbolTable::builder().epoch_ending_at(vec![("perf-1.map".into(), end)]);
+            add(&mut builder);
+            names(builder.build())
+        })
+        .collect();
+    let forked = |end: u64| {
+        let fork = indexed.fork().unwrap();
+        names(
+            fork.epoch_ending_at(vec![("perf-1.map".into(), end)])
+                .build(),
+        )
+    };
+    for (&end, anew) in ends.iter().zip(&anew) {
+        assert_eq!(&forked(end), anew, "epoch ending at {end}");
+    }
+    assert_eq!(anew[1][0], Some(("a".into(), false)));
+    assert_eq!(anew[2][0], Some(("b".into(), false)));
+    // The files are not indexed again: emptied now, a fork still has
+    // their ranges where a new builder finds none.
+    for (name, _) in maps {
+        std::fs::write(dir.path().join(name), b"").unwrap();
+    }
+    let fork = indexed.fork().unwrap().build();
+    assert!(fork.lookup(0x3000).is_some());
+    let mut again = SymbolTable::builder();
+    add(&mut again);
+    assert!(again.build().lookup(0x3000).is_none());
+}
