@@ -11,6 +11,60 @@ pub fn looks_like_perf_map(data: &[u8]) -> bool {
     parse_line(first.strip_suffix(b"\r").unwrap_or(first)).is_some()
 }
 
+/// Which runtime wrote a perf map, as its first line shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapWriter {
+    /// V8 (`--perf-basic-prof`): each name tagged with what the code is
+    /// (`Builtin:`, `JS:`, `LazyCompile:`...).
+    V8,
+    /// HotSpot (`-XX:+DumpPerfMapAtExit`, `jcmd PID Compiler.perfmap`):
+    /// address and size as `0x` and 16 digits.
+    HotSpot,
+    /// Any other.
+    Other,
+}
+
+/// V8's tags: the kind of code a name stands for, before its first `:`.
+const V8_TAGS: [&str; 12] = [
+    "Builtin",
+    "BytecodeHandler",
+    "Callback",
+    "Eval",
+    "Function",
+    "Handler",
+    "JS",
+    "LazyCompile",
+    "RegExp",
+    "Script",
+    "Stub",
+    "Wasm",
+];
+
+/// The writer of the perf map whose first line is `line`.
+pub fn writer(line: &[u8]) -> MapWriter {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let Some((_, _, name)) = fields(line) else {
+        return MapWriter::Other;
+    };
+    let wide = |field: &[u8]| field.len() == 18 && field.starts_with(b"0x");
+    let mut words = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    if words.next().is_some_and(wide) && words.next().is_some_and(wide) {
+        return MapWriter::HotSpot;
+    }
+    // One colon after the tag: `Function::call` is C++'s.
+    let tagged = |tag: &&str| {
+        let rest = name.strip_prefix(tag.as_bytes());
+        rest.and_then(|r| r.strip_prefix(b":"))
+            .is_some_and(|r| !r.starts_with(b":"))
+    };
+    match V8_TAGS.iter().any(tagged) {
+        true => MapWriter::V8,
+        false => MapWriter::Other,
+    }
+}
+
 /// `7f3c2a1000 1a4 LazyCompile:~foo file.js:3` -> (start, size, name).
 fn parse_line(line: &[u8]) -> Option<(u64, u64, String)> {
     let (start, size, rest) = fields(line)?;
@@ -86,6 +140,41 @@ fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_maps_writer_shows_in_its_first_line() {
+        let hotspot = b"0x000000001b5f71c0 0x0000000000000270 long Hot.collatz(long)";
+        assert_eq!(writer(hotspot), MapWriter::HotSpot);
+        assert_eq!(
+            writer(b"18c4000 300 Builtin:DeoptimizationEntry_Eager"),
+            MapWriter::V8
+        );
+        assert_eq!(
+            writer(b"7f3c2a1000 1a4 LazyCompile:~foo file.js:3\r"),
+            MapWriter::V8
+        );
+        assert_eq!(writer(b"3a 1a4 JS:*fib /app/fib.js:3:13"), MapWriter::V8);
+        // Others: MoarVM, .NET, a C JIT, a name with a colon that is no
+        // V8 tag, `0x` addresses of another width, and no map at all.
+        let others: [&[u8]; 8] = [
+            b"95e6000 a09 find_method(gen/moar/stage2/nqpmo.nqp:1391)",
+            b"000000005C470078 48 stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>",
+            b"483c000 d sum_to",
+            b"483c000 d std::vector<int>::push_back",
+            b"483c000 d Function::call",
+            b"0x483c000 0xd JS",
+            b"0x00007f00 0x10 Builtin",
+            b"not a map",
+        ];
+        for line in others {
+            assert_eq!(
+                writer(line),
+                MapWriter::Other,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
     use super::*;
 
     #[test]

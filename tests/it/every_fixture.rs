@@ -158,6 +158,20 @@ fn re_entry_planned_first_writes_the_same_bytes_once() {
     assert_eq!(planned_first, recorded);
 }
 
+/// HotSpot's perf map plans re-entry first under a launcher of any name:
+/// the map's first line shows HotSpot wrote it.
+#[test]
+fn a_hotspot_perf_map_plans_re_entry_first_whatever_the_program() {
+    let dir = util::scratch("java-launcher");
+    let profile = gunzip("java-hot", "callgrind.out.12436", &dir);
+    let map = util::fixture("java-hot/perf-12436.map");
+    let text = std::fs::read_to_string(&profile).unwrap();
+    let cmd = text.lines().find(|l| l.starts_with("cmd:")).unwrap();
+    let launcher = text.replacen(cmd, "cmd: /opt/ide/bin/launcher -jar app.jar", 1);
+    let (_, stats) = rewrite_bytes(launcher.as_bytes(), &table(&[map]), 1 << 16);
+    assert_eq!(stats.reads, [Reading::Plan, Reading::Write]);
+}
+
 /// Every fixture written as callgrind does not write it: every position
 /// relative, each function's first too (the lazy pass reads back what it
 /// copied undecoded, and reads the profile no more often than callgrind's

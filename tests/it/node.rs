@@ -49,12 +49,13 @@ fn node_v8_jitdump_and_map_name_every_jit_frame() {
     );
 }
 
-/// The re-entry plan is made first for a program of any name whose
-/// jitdump V8 wrote (an embedder); with V8's perf map alone the program's
-/// name is all there is to go by, and a profile of an unknown one is
-/// written, then written again with the plan.
+/// The re-entry plan is made first for a program of any name (an
+/// embedder) whose jitdump or perf map V8 wrote; a perf map whose first
+/// line shows no writer leaves the program's name all there is to go by,
+/// and a profile of an unknown one is written, then written again with
+/// the plan.
 #[test]
-fn a_v8_jitdump_plans_re_entry_first_whatever_the_program() {
+fn a_v8_symbol_file_plans_re_entry_first_whatever_the_program() {
     let dir = util::scratch("node-embedder");
     let profile = gunzip("node-fib", "callgrind.out.13064", &dir);
     let dump = gunzip("node-fib", "jit-13064.dump", &dir);
@@ -66,8 +67,20 @@ fn a_v8_jitdump_plans_re_entry_first_whatever_the_program() {
         let (_, stats) = rewrite_bytes(embedder.as_bytes(), &table(sources), 1 << 16);
         stats.reads
     };
-    assert_eq!(reads(&[dump, map.clone()]), [Reading::Plan, Reading::Write]);
-    assert_eq!(reads(&[map]), [Reading::First, Reading::Reentry]);
+    let planned = [Reading::Plan, Reading::Write];
+    assert_eq!(reads(&[dump, map.clone()]), planned);
+    assert_eq!(reads(std::slice::from_ref(&map)), planned);
+    // The same map, its first name untagged (`Builtin:` taken off).
+    let lines = std::fs::read_to_string(&map).unwrap();
+    let (first, rest) = lines.split_once('\n').unwrap();
+    assert!(first.contains(" Builtin:"), "{first}");
+    let untagged = dir.join("perf-13064.map");
+    std::fs::write(
+        &untagged,
+        format!("{}\n{rest}", first.replace(" Builtin:", " ")),
+    )
+    .unwrap();
+    assert_eq!(reads(&[untagged]), [Reading::First, Reading::Reentry]);
 }
 
 #[test]

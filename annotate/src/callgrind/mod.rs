@@ -110,7 +110,8 @@ impl<'a> Rewrite<'a> {
     /// nothing, so that the output is written once. By default it is
     /// where the profile's program (its `cmd:`) is a runtime that resumes
     /// its compiled code by calls into its middle (V8, HotSpot, BEAM), or
-    /// a jitdump was written by V8: their profiles need the plan. Any
+    /// a symbol file was written by V8 or HotSpot (in a program of another
+    /// name: an embedder, a launcher): their profiles need the plan. Any
     /// other profile is written in its first reading, and written again
     /// where it turns out to need one.
     pub fn plan_reentry_first(self, first: bool) -> Self {
@@ -177,7 +178,10 @@ where
 {
     let plan_first = match how.plan_first {
         Some(first) => first,
-        None => resumes_by_calls(&mut input).map_err(RewriteError::Io)? || by_v8(how.table),
+        None => {
+            let cmd = resumes_by_calls(&mut input).map_err(RewriteError::Io)?;
+            cmd || how.table.by_runtime_resuming_by_calls()
+        }
     };
     if plan_first {
         return planned_first(input, output, how);
@@ -210,13 +214,6 @@ fn resumes_by_calls<R: Read + Seek>(input: &mut R) -> io::Result<bool> {
     let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
     let runtime = crate::runtimes::of_command(&words);
     Ok(runtime.is_some_and(|r| r.resumes_by_calls))
-}
-
-/// True where a jitdump was written by V8 (in a program of any name that
-/// embeds it), whose code is resumed by calls.
-fn by_v8(table: &SymbolTable) -> bool {
-    let v8 = crate::symbols::Writer::V8;
-    table.report.bias.iter().any(|(_, d)| d.writer == v8)
 }
 
 /// The re-entry plan made by a first pass that writes nothing, then the

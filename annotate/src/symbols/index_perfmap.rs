@@ -48,6 +48,17 @@ fn add_splitting_from(table: &mut SymbolTable, source: usize, split_from: u64) -
         }
     }
     report(table, source, &skipped);
+    let mut head = [0; 4096];
+    let len = std::os::unix::fs::FileExt::read_at(&file, &mut head, 0)?;
+    let first = head[..len]
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default();
+    let path = table.sources[source].path.clone();
+    table
+        .report
+        .map_writers
+        .push((path, perfmap::writer(first)));
     Ok(())
 }
 

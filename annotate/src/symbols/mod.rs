@@ -113,6 +113,8 @@ pub struct BuildReport {
     /// Per perf map (by source number): its ranges a jitdump of the same
     /// process gives too, left to the jitdump.
     pub map_twins: Vec<(usize, usize)>,
+    /// Per perf map: the runtime that wrote it, as its first line shows.
+    pub map_writers: Vec<(PathBuf, crate::perfmap::MapWriter)>,
 }
 
 /// Symbols from all sources, ready for address lookups.
@@ -184,6 +186,19 @@ impl SymbolTable {
             raw_names: self.raw_names,
             ..SymbolTable::default()
         })
+    }
+
+    /// True where a symbol file was written by a runtime that resumes its
+    /// compiled code by calls into its middle: a jitdump with V8's mark, a
+    /// perf map in V8's or HotSpot's way (see `crate::runtimes`).
+    pub fn by_runtime_resuming_by_calls(&self) -> bool {
+        use crate::perfmap::MapWriter;
+        let v8_dump = self.report.bias.iter().any(|(_, d)| d.writer == Writer::V8);
+        let maps = self.report.map_writers.iter();
+        v8_dump
+            || maps
+                .map(|(_, w)| w)
+                .any(|&w| matches!(w, MapWriter::V8 | MapWriter::HotSpot))
     }
 
     /// Room for `more` entries. From 2 MiB on, the room is asked for in
