@@ -71,7 +71,8 @@ profile part and thread file of every process it wrote (each with its own
 pid's symbol files), and prints the summary and the hottest JIT functions on
 stderr (inclusive and self share). Options before '--' that are not
 callgrind-jit's go to valgrind, --callgrind-out-file (with %p, %q{VAR}) and
---trace-children=yes included. With --tool=memcheck, helgrind or drd, the
+--trace-children=yes included; a CMD that is a script (#!) gets
+--trace-children=yes unless one is given. With --tool=memcheck, helgrind or drd, the
 tool's log (--log-file, default TOOL.log.%p) is written with its JIT frames
 named, jit.TOOL.log.PID, and printed on stderr; with --tool=massif or dhat,
 massif.out.PID and dhat.out.PID become jit.massif.out.PID, jit.dhat.out.PID.
@@ -92,7 +93,7 @@ Examples:
   callgrind-jit record -- node app.js
   callgrind-jit record -- raku script.raku
   callgrind-jit record --collect-jumps=yes -- ./my-jit program.toy
-  callgrind-jit record --trace-children=yes -- ./run-tests.sh
+  callgrind-jit record --trace-children=yes -- ./run-tests
   callgrind-jit record --tool=memcheck -- ./my-jit program.toy
 
 Exit status: the program's (128 + N if a signal N ended it); 1 if no profile

@@ -131,14 +131,37 @@ fn print_summary(report: &annotate::command::Report) {
     }
 }
 
+/// Processes with nothing to name: each with why, where no process was
+/// named; else in one line (a script's helpers, a JIT's own children).
+fn print_unnamed(recording: &Recording) {
+    if recording.reports.is_empty() {
+        for (pid, none) in &recording.unnamed {
+            eprintln!("callgrind-jit: pid {pid}: {none}");
+        }
+        return;
+    }
+    let pids: Vec<String> = recording
+        .unnamed
+        .iter()
+        .map(|(pid, _)| match recording.programs.get(pid) {
+            Some(program) => format!("{pid} ({program})"),
+            None => pid.to_string(),
+        })
+        .collect();
+    if !pids.is_empty() {
+        eprintln!(
+            "callgrind-jit: no JIT symbols of pid {}: their profiles are left as callgrind wrote them",
+            pids.join(", ")
+        );
+    }
+}
+
 /// Everything `record` says goes to stderr: stdout is the program's.
 fn print_recording(recording: &Recording, top: usize) {
     if let Some(signal) = &recording.stopped_by {
         eprintln!("callgrind-jit: the run was stopped by {signal}; annotating what valgrind wrote");
     }
-    for (pid, none) in &recording.unnamed {
-        eprintln!("callgrind-jit: pid {pid}: {none}");
-    }
+    print_unnamed(recording);
     for (pid, error) in &recording.failed {
         eprintln!("callgrind-jit: error: pid {pid}: {error}");
     }

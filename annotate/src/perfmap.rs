@@ -20,6 +20,8 @@ pub enum MapWriter {
     /// HotSpot (`-XX:+DumpPerfMapAtExit`, `jcmd PID Compiler.perfmap`):
     /// address and size as `0x` and 16 digits.
     HotSpot,
+    /// BEAM (`+JPperf true`): its shared code first, `$global::` names.
+    Beam,
     /// Any other.
     Other,
 }
@@ -52,6 +54,9 @@ pub fn writer(line: &[u8]) -> MapWriter {
         .filter(|w| !w.is_empty());
     if words.next().is_some_and(wide) && words.next().is_some_and(wide) {
         return MapWriter::HotSpot;
+    }
+    if name.starts_with(b"$global::") {
+        return MapWriter::Beam;
     }
     // One colon after the tag: `Function::call` is C++'s.
     let tagged = |tag: &&str| {
@@ -154,9 +159,11 @@ mod tests {
             MapWriter::V8
         );
         assert_eq!(writer(b"3a 1a4 JS:*fib /app/fib.js:3:13"), MapWriter::V8);
+        let beam = b"0x7ff6ff836000 68 $global::apply_fun_shared";
+        assert_eq!(writer(beam), MapWriter::Beam);
         // Others: MoarVM, .NET, a C JIT, a name with a colon that is no
         // V8 tag, `0x` addresses of another width, and no map at all.
-        let others: [&[u8]; 8] = [
+        let others: [&[u8]; 9] = [
             b"95e6000 a09 find_method(gen/moar/stage2/nqpmo.nqp:1391)",
             b"000000005C470078 48 stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>",
             b"483c000 d sum_to",
@@ -164,6 +171,7 @@ mod tests {
             b"483c000 d Function::call",
             b"0x483c000 0xd JS",
             b"0x00007f00 0x10 Builtin",
+            b"1000 10 $local::f",
             b"not a map",
         ];
         for line in others {

@@ -327,8 +327,8 @@ fn hotspot_is_named_with_no_flag_of_its_own() {
     crate::oracle::check_recording(&run);
 }
 
-/// Erlang's `erl` script execs BEAM (so `--trace-children=yes`), whose
-/// helper process outlives it; BEAM writes a perf map and a jitdump of the
+/// Erlang's `erl` is a script that execs BEAM (record adds
+/// `--trace-children=yes` for it), whose helper process outlives it; BEAM writes a perf map and a jitdump of the
 /// same ranges with names spelled differently. The output holds to the
 /// oracle. Found on the way there, each now a golden case or a unit test:
 /// one function id under `???` and under beam.smp (callgrind numbers
@@ -365,7 +365,7 @@ fn record_erlang() {
     .unwrap();
     util::run_ok(Command::new("erlc").arg("fib.erl").current_dir(&dir));
     let mut cmd = Command::new(util::cli());
-    cmd.args(["record", "--top", "50", "--trace-children=yes", "--"])
+    cmd.args(["record", "--top", "50", "--"])
         .args(["erl", "-noshell", "-s", "fib", "main", "-s", "init", "stop"])
         .env_remove("ERL_FLAGS")
         .current_dir(&dir);
@@ -382,6 +382,20 @@ fn record_erlang() {
         "{said}"
     );
     assert!(!said.contains("callgrind-jit: error"), "{said}");
+    assert!(
+        said.contains("'erl' is a script: --trace-children=yes added"),
+        "{said}"
+    );
+    // The script's helpers (`dirname`...) in one line, not one each.
+    let helpers = said
+        .lines()
+        .filter(|l| l.starts_with("callgrind-jit: no JIT symbols of pid "))
+        .collect::<Vec<_>>();
+    assert!(
+        helpers.len() == 1 && helpers[0].contains(" (dirname)"),
+        "{said}"
+    );
+    assert!(!said.contains("nothing to name"), "{said}");
     // BEAM's code is resumed by calls: its profile (`cmd: beam.smp`) is
     // planned before it is written.
     assert!(said.contains("first for planning re-entry"), "{said}");

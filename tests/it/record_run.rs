@@ -307,6 +307,40 @@ fn with_trace_children_each_process_is_named_from_its_own_files() {
     }
 }
 
+/// A launcher script that execs the JIT: without being told, record
+/// traces into the program the script starts, names its JIT code, and
+/// lists the script's own process (a shell, no symbols) in one line.
+#[test]
+fn a_script_that_starts_the_jit_is_traced_into_it() {
+    let dir = util::scratch("record-script");
+    let demo = util::c_demo(&dir);
+    let script = dir.join("launch");
+    let text = format!("#!/bin/sh\ntrue\nexec {} 2000 >/dev/null\n", demo.display());
+    std::fs::write(&script, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = record_with(&dir, &["--", "./launch"]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("'./launch' is a script: --trace-children=yes added"),
+        "{said}"
+    );
+    assert!(said.contains("hottest JIT functions"), "{said}");
+    crate::oracle::check_recording(&dir);
+    // Told otherwise, the shell alone is profiled, and callgrind leaves
+    // its file empty at the exec: said so, and how to go on.
+    let out = record_with(&dir, &["--trace-children=no", "--", "./launch"]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(!said.contains("is a script"), "{said}");
+    assert!(
+        said.contains("is empty: the program replaced itself (exec)"),
+        "{said}"
+    );
+    assert!(said.contains("record with --trace-children=yes"), "{said}");
+}
+
 #[test]
 fn moarvm_spesh_blocking_is_set_unless_the_user_sets_it() {
     let dir = util::scratch("record-env");

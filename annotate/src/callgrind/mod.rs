@@ -110,7 +110,7 @@ impl<'a> Rewrite<'a> {
     /// nothing, so that the output is written once. By default it is
     /// where the profile's program (its `cmd:`) is a runtime that resumes
     /// its compiled code by calls into its middle (V8, HotSpot, BEAM), or
-    /// a symbol file was written by V8 or HotSpot (in a program of another
+    /// a symbol file was written by one of them (in a program of another
     /// name: an embedder, a launcher): their profiles need the plan. Any
     /// other profile is written in its first reading, and written again
     /// where it turns out to need one.

@@ -8,6 +8,7 @@ mod hottest;
 pub use hottest::{relative, top_list};
 mod inclusive;
 mod out_file;
+mod script;
 mod signals;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,8 @@ pub struct Recording {
     pub reports: Vec<(u32, Report)>,
     /// Processes whose profiles had nothing to name, and why.
     pub unnamed: Vec<(u32, NoSymbols)>,
+    /// Each process's program, as its profile's `cmd:` names it.
+    pub programs: BTreeMap<u32, String>,
     /// Processes whose profiles could not be annotated, and why (the
     /// others are annotated all the same).
     pub failed: Vec<(u32, String)>,
@@ -104,7 +107,11 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
     if let Some(line) = runtimes::of_command(command).and_then(|r| runtimes::said(r, &out_dir)) {
         eprintln!("callgrind-jit: {line}");
     }
-    let mut cmd = valgrind_command(&out_dir, valgrind_options, command, &writes);
+    let (options, traced) = script::traced(valgrind_options, command);
+    if let Some(line) = traced {
+        eprintln!("callgrind-jit: {line}");
+    }
+    let mut cmd = valgrind_command(&out_dir, &options, command, &writes);
     let preload = (!args.no_gdb_jit).then(gdb_jit::library);
     if let Some(Some(library)) = &preload {
         gdb_jit::preload(&mut cmd, library);
@@ -150,6 +157,7 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
         stopped_by,
         reports: Vec::new(),
         unnamed: Vec::new(),
+        programs: BTreeMap::new(),
         failed: Vec::new(),
         logs: Vec::new(),
     };
@@ -163,6 +171,7 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
         recording.logs = name_logs(profiles, base)?;
         return Ok(recording);
     }
+    script::none_left_empty(&profiles)?;
     for (pid, files) in by_pid(profiles) {
         annotate_process(&mut recording, pid, files, base.clone());
     }
@@ -195,6 +204,14 @@ fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>, ba
     let epochs = files
         .iter()
         .any(|f| std::fs::File::open(f).is_ok_and(|file| crate::input::epoch_end(&file).is_some()));
+    let program = files.iter().find_map(|f| {
+        let cmd = crate::input::profile_command(&std::fs::File::open(f).ok()?)?;
+        let first = cmd.split_whitespace().next()?;
+        Some(first.rsplit('/').next().unwrap_or(first).to_string())
+    });
+    if let Some(program) = program {
+        recording.programs.insert(pid, program);
+    }
     let request = Request {
         inputs: files,
         allow_truncated: recording.stopped_by.is_some(),

@@ -190,15 +190,12 @@ impl SymbolTable {
 
     /// True where a symbol file was written by a runtime that resumes its
     /// compiled code by calls into its middle: a jitdump with V8's mark, a
-    /// perf map in V8's or HotSpot's way (see `crate::runtimes`).
+    /// perf map in V8's, HotSpot's or BEAM's way (see `crate::runtimes`).
     pub fn by_runtime_resuming_by_calls(&self) -> bool {
         use crate::perfmap::MapWriter;
         let v8_dump = self.report.bias.iter().any(|(_, d)| d.writer == Writer::V8);
         let maps = self.report.map_writers.iter();
-        v8_dump
-            || maps
-                .map(|(_, w)| w)
-                .any(|&w| matches!(w, MapWriter::V8 | MapWriter::HotSpot))
+        v8_dump || maps.map(|(_, w)| w).any(|&w| w != MapWriter::Other)
     }
 
     /// Room for `more` entries. From 2 MiB on, the room is asked for in
