@@ -139,12 +139,19 @@ fn an_epoch_holds_the_code_loaded_before_its_end_less_what_replaced_it() {
 
 #[test]
 fn an_epochs_table_made_from_the_files_indexed_once_is_the_table_read_anew() {
-    // a, then b over a, then c; a second map no epoch names, with d.
-    let maps: [(&str, &[u8]); 2] = [
-        ("perf-1.map", b"1000 10 a\n1000 10 b\n2000 10 c\n"),
+    // The map the epoch names (a, b over a, and c right after b:
+    // touching, not over it; b's line starts at byte 10, c's at 20)
+    // between two it does not name (e, d), so that it starts after one
+    // and another comes after its trimmed ranges.
+    let maps: [(&str, &[u8]); 3] = [
+        ("perf-3.map", b"5000 10 e\n"),
+        ("perf-1.map", b"1000 10 a\n1000 10 b\n1010 10 c\n"),
         ("perf-2.map", b"3000 10 d\n"),
     ];
     let dir = tempfile::tempdir().unwrap();
+    for (name, map) in maps {
+        std::fs::write(dir.path().join(name), map).unwrap();
+    }
     let add = |builder: &mut SymbolTableBuilder| {
         for (name, _) in maps {
             let path = dir.path().join(name);
@@ -152,40 +159,38 @@ fn an_epochs_table_made_from_the_files_indexed_once_is_the_table_read_anew() {
             builder.add_perf_map_file(path, file).unwrap();
         }
     };
-    for (name, map) in maps {
-        std::fs::write(dir.path().join(name), map).unwrap();
-    }
-    let names = |table: SymbolTable| -> Vec<Option<(String, bool)>> {
-        [0x1000, 0x2000, 0x3000]
+    let names = |table: SymbolTable| -> Vec<Option<String>> {
+        [0x1000, 0x1010, 0x3000, 0x5000]
             .into_iter()
             .map(|addr| table.lookup(addr))
-            .map(|hit| hit.map(|h| (table.symbol(h.symbol).name.clone(), h.ambiguous)))
+            .map(|hit| hit.map(|h| table.symbol(h.symbol).name.clone()))
             .collect()
     };
+    let want = |names: [Option<&str>; 2]| {
+        let others = [Some("d"), Some("e")];
+        let all = names.into_iter().chain(others).map(|n| n.map(String::from));
+        all.collect::<Vec<_>>()
+    };
+    let ends = [
+        (0, want([None, None])),
+        (10, want([Some("a"), None])),
+        (20, want([Some("b"), None])),
+        (u64::MAX, want([Some("b"), Some("c")])),
+    ];
     let mut indexed = SymbolTable::builder();
     add(&mut indexed);
-    let ends = [0, 10, 20, u64::MAX];
-    let anew: Vec<_> = ends
-        .iter()
-        .map(|&end| {
-            let mut builder =
-                SymbolTable::builder().epoch_ending_at(vec![("perf-1.map".into(), end)]);
-            add(&mut builder);
-            names(builder.build())
-        })
-        .collect();
-    let forked = |end: u64| {
-        let fork = indexed.fork().unwrap();
-        names(
-            fork.epoch_ending_at(vec![("perf-1.map".into(), end)])
-                .build(),
-        )
-    };
-    for (&end, anew) in ends.iter().zip(&anew) {
-        assert_eq!(&forked(end), anew, "epoch ending at {end}");
+    for (end, want) in ends {
+        let epoch = vec![("perf-1.map".into(), end)];
+        let mut anew = SymbolTable::builder().epoch_ending_at(epoch.clone());
+        add(&mut anew);
+        assert_eq!(
+            names(anew.build()),
+            want,
+            "read anew, epoch ending at {end}"
+        );
+        let fork = indexed.fork().unwrap().epoch_ending_at(epoch);
+        assert_eq!(names(fork.build()), want, "forked, epoch ending at {end}");
     }
-    assert_eq!(anew[1][0], Some(("a".into(), false)));
-    assert_eq!(anew[2][0], Some(("b".into(), false)));
     // The files are not indexed again: emptied now, a fork still has
     // their ranges where a new builder finds none.
     for (name, _) in maps {
@@ -196,4 +201,19 @@ fn an_epochs_table_made_from_the_files_indexed_once_is_the_table_read_anew() {
     let mut again = SymbolTable::builder();
     add(&mut again);
     assert!(again.build().lookup(0x3000).is_none());
+}
+
+#[test]
+fn a_fork_keeps_the_names_raw_where_the_files_were_read_so() {
+    let mut raw = SymbolTable::builder().raw_names(true);
+    raw.add_perf_map("/x/perf-1.map".into(), b"1000 10 _Z3foov\n");
+    let mut demangled = SymbolTable::builder();
+    demangled.add_perf_map("/x/perf-1.map".into(), b"1000 10 _Z3foov\n");
+    let name = |builder: &SymbolTableBuilder| {
+        let table = builder.fork().unwrap().build();
+        let hit = table.lookup(0x1000).unwrap();
+        table.symbol(hit.symbol).name.clone()
+    };
+    assert_eq!(name(&raw), "_Z3foov");
+    assert_eq!(name(&demangled), "foo()");
 }
