@@ -106,6 +106,15 @@ fn pick(rng: &mut Rng, percent: u64) -> u64 {
     }
 }
 
+/// The function the instruction at `addr` of function `f` calls, if it
+/// is a call (one in 12): the same at every visit, as a program's call
+/// site calls what it names. The profile's arcs are then as many as the
+/// program's call sites, whatever its length.
+fn call_at(f: u64, addr: u64, percent: u64) -> Option<u64> {
+    let mut site = Rng(((f << 32) ^ addr).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    (site.below(12) == 0).then(|| pick(&mut site, percent))
+}
+
 fn write_profile(out: &mut impl Write, target: u64, mix: Mix) -> std::io::Result<()> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let functions = NATIVE_FUNCTIONS + JIT_FUNCTIONS * 2;
@@ -152,8 +161,7 @@ fn write_profile(out: &mut impl Write, target: u64, mix: Mix) -> std::io::Result
             addr += step;
             let cost = 1 + rng.below(1000);
             total += cost;
-            if rng.below(12) == 0 {
-                let callee = pick(&mut rng, mix.callees);
+            if let Some(callee) = call_at(f, addr, mix.callees) {
                 let (cob, cfl, cname) = function(callee);
                 let target = if cob == 0 {
                     u64::from_str_radix(&cname[2..], 16).unwrap_or(0)
