@@ -12,7 +12,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 use crate::callgrind::format::plain_lines::{breaks, Breaks};
 
 /// Data bytes per chunk.
-pub const CHUNK: usize = 256 << 10;
+pub const CHUNK: usize = 1 << 20;
 /// Room in front of a chunk's data for the previous chunk's tail.
 pub const HEADROOM: usize = 64 << 10;
 /// Chunks read ahead (memory stays bounded).
