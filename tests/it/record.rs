@@ -435,4 +435,38 @@ fn record_erlang() {
     });
     assert!(fib >= 57_313, "{named}");
     crate::oracle::check_recording(&dir);
+    beam_map_plans_first_under_another_name(&dir, &said);
+}
+
+/// BEAM's profile renamed to another program (a release's own launcher),
+/// with BEAM's perf map alone: the map's first line shows BEAM wrote it,
+/// so re-entry is planned before the output is written.
+fn beam_map_plans_first_under_another_name(dir: &Path, said: &str) {
+    let beam = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("callgrind.out.")
+                && std::fs::read_to_string(p).is_ok_and(|t| t.contains("beam.smp"))
+        })
+        .unwrap_or_else(|| panic!("no profile of beam.smp:\n{said}"));
+    let pid = beam.extension().unwrap().to_string_lossy().into_owned();
+    let map = said
+        .lines()
+        .find(|l| l.contains(&format!("symbols of pid {pid}: '")) && l.contains(".map' ("))
+        .and_then(|l| l.split('\'').nth(1))
+        .unwrap_or_else(|| panic!("no perf map of pid {pid}:\n{said}"))
+        .to_string();
+    let text = std::fs::read_to_string(&beam).unwrap();
+    let cmd = text.lines().find(|l| l.starts_with("cmd:")).unwrap();
+    let renamed = text.replacen(cmd, "cmd: /opt/release/bin/app foreground", 1);
+    std::fs::write(dir.join("renamed.out"), renamed).unwrap();
+    let out = util::annotate(
+        dir,
+        &["renamed.out", &map, "--any-pid", "-o", "renamed.jit"],
+    );
+    let again = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{again}");
+    assert!(again.contains("first for planning re-entry"), "{again}");
 }
