@@ -159,6 +159,9 @@ mod tests {
             MapWriter::V8
         );
         assert_eq!(writer(b"3a 1a4 JS:*fib /app/fib.js:3:13"), MapWriter::V8);
+        // HotSpot's width in the address alone is not HotSpot's.
+        let wide_start = b"0x00007f0000001000 10 Builtin:Foo";
+        assert_eq!(writer(wide_start), MapWriter::V8);
         let beam = b"0x7ff6ff836000 68 $global::apply_fun_shared";
         assert_eq!(writer(beam), MapWriter::Beam);
         // Others: MoarVM, .NET, a C JIT, a name with a colon that is no

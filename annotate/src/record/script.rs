@@ -52,11 +52,16 @@ fn is_script(program: &str) -> bool {
 
 /// The file `program` names, as the shell finds it.
 fn resolve(program: &str) -> Option<PathBuf> {
+    resolve_in(program, &std::env::var_os("PATH")?)
+}
+
+/// The file `program` names, looked up in the folders of `path` where it
+/// has no `/`: the first executable file of that name.
+fn resolve_in(program: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
     if program.contains('/') {
         return Some(PathBuf::from(program));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path)
         .map(|dir| dir.join(program))
         .find(|candidate| is_executable(candidate))
 }
@@ -106,6 +111,29 @@ mod tests {
         // --separate-threads=yes leaves an empty file beside the threads'.
         assert!(none_left_empty(&[empty, full]).is_ok());
         assert!(none_left_empty(&[]).is_ok());
+    }
+
+    #[test]
+    fn the_first_executable_file_of_the_name_on_the_path_is_the_program() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = |name: &str| {
+            let path = dir.path().join(name);
+            std::fs::create_dir(&path).unwrap();
+            path
+        };
+        let (plain, nested, bin) = (folder("plain"), folder("nested"), folder("bin"));
+        // Not it: a file without an execute bit, a folder of the name.
+        std::fs::write(plain.join("launch"), "#!/bin/sh\n").unwrap();
+        std::fs::create_dir(nested.join("launch")).unwrap();
+        let it = bin.join("launch");
+        std::fs::write(&it, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&it, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([&plain, &nested, &bin]).unwrap();
+        assert_eq!(resolve_in("launch", &path), Some(it));
+        let mode = std::fs::Permissions::from_mode(0o644);
+        std::fs::set_permissions(bin.join("launch"), mode).unwrap();
+        assert_eq!(resolve_in("launch", &path), None);
     }
 
     #[test]
