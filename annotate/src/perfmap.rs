@@ -145,6 +145,7 @@ fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_maps_writer_shows_in_its_first_line() {
@@ -186,7 +187,6 @@ mod tests {
             );
         }
     }
-    use super::*;
 
     #[test]
     fn accepts_the_variants_runtimes_write() {

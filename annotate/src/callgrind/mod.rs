@@ -179,8 +179,8 @@ where
     let plan_first = match how.plan_first {
         Some(first) => first,
         None => {
-            let cmd = resumes_by_calls(&mut input).map_err(RewriteError::Io)?;
-            cmd || how.table.by_runtime_resuming_by_calls()
+            let by_cmd = resumes_by_calls(&mut input).map_err(RewriteError::Io)?;
+            by_cmd || how.table.by_runtime_resuming_by_calls()
         }
     };
     if plan_first {
