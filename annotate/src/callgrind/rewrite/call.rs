@@ -11,7 +11,7 @@ use super::naming::FnKind;
 use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{naming, Res, Rewriter};
+use super::{Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
@@ -64,14 +64,8 @@ impl Rewriter<'_> {
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
     /// function's own, and its `cfn=`.
     fn write_jit_callee_names(&mut self, symbol: SymbolId, callee: FnRef) -> Res {
-        let naming::Ident {
-            object: ob,
-            file: fl,
-        } = self.naming.jit_ident(symbol);
-        self.emit()
-            .name_if_changed("cob", Space::Objects, ob, |c| c.ob)?;
-        self.emit()
-            .name_if_changed("cfi", Space::Files, fl, |c| c.file)?;
+        let ident = self.naming.jit_ident(symbol);
+        self.emit().callee_ident(ident)?;
         self.emit().fn_ref("cfn", callee)
     }
 

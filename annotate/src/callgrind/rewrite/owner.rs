@@ -110,10 +110,7 @@ impl Rewriter<'_> {
             return Ok(()); // nothing was moved
         };
         let ident = self.naming.jit_ident(stretch.owner);
-        self.emit()
-            .name_if_changed("cob", Space::Objects, ident.object, |c| c.ob)?;
-        self.emit()
-            .name_if_changed("cfi", Space::Files, ident.file, |c| c.file)?;
+        self.emit().callee_ident(ident)?;
         let name = self.owner_name(stretch.owner);
         self.emit().named_fn("cfn", name)?;
         let cols = &self.cols;

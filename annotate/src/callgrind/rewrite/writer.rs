@@ -176,6 +176,13 @@ impl Emit<'_> {
         Ok(self.writer.out.spec_id(key, id, first.then_some(name))?)
     }
 
+    /// `cob=`/`cfi=` of a JIT callee whose object and file are `ident`,
+    /// each where the output's current one differs.
+    pub fn callee_ident(&mut self, ident: super::naming::Ident) -> Res {
+        self.name_if_changed("cob", Space::Objects, ident.object, |c| c.ob)?;
+        self.name_if_changed("cfi", Space::Files, ident.file, |c| c.file)
+    }
+
     /// Writes a `fn`-space line for `f`: the JIT name for JIT functions,
     /// else the input line (a reference becomes a definition if needed).
     #[inline]
