@@ -177,4 +177,37 @@ fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
         panic!("{result:?}")
     };
     assert!(why.contains("jit-77.dump"), "{why}");
+    // The table keeps no failure: a profile that meets no changed range,
+    // rewritten with it next (another output of the run), is written.
+    let native = "events: Ir\nfn=main\n1 1\n";
+    let input = std::io::Cursor::new(native.as_bytes());
+    let written = annotate::callgrind::rewrite(input, Vec::new(), &table);
+    assert!(written.is_ok(), "{written:?}");
+}
+
+#[test]
+fn a_range_met_only_by_address_after_its_file_changed_fails_the_output() {
+    let dir = crate::util::scratch("changed-dump-lookup");
+    let path = dir.join("jit-77.dump");
+    std::fs::write(&path, crate::scale::many_functions(3)).unwrap();
+    let mut table = SymbolTable::builder();
+    let file = std::fs::File::open(&path).unwrap();
+    table
+        .add_jitdump_file(path.clone(), file, BiasMode::Detect)
+        .unwrap();
+    let table = table.build();
+    // f0 is read before the file changes; f1 only after, when a cost line
+    // of f0's block lies in f1's code (not by its name).
+    assert_eq!(
+        table.symbol(table.lookup(0x10000).unwrap().symbol).name,
+        "f0"
+    );
+    std::fs::write(&path, b"JiTD").unwrap();
+    let profile = "positions: instr line\nevents: Ir\nob=???\nfn=0x0000000000010000\n0x10000 1 1\n0x10120 1 1\n";
+    let input = std::io::Cursor::new(profile.as_bytes());
+    let result = annotate::callgrind::rewrite(input, Vec::new(), &table);
+    let Err(annotate::callgrind::RewriteError::SymbolFile(why)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(why.contains("jit-77.dump"), "{why}");
 }

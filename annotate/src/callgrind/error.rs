@@ -39,5 +39,6 @@ pub(super) fn error(fail: Fail, line: u64) -> RewriteError {
     match fail {
         Fail::Line(message) => RewriteError::Parse { line, message },
         Fail::Io(e) => RewriteError::Io(e),
+        Fail::Symbol(why) => RewriteError::SymbolFile(why),
     }
 }

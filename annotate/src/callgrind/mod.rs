@@ -154,12 +154,7 @@ impl<'a> Rewrite<'a> {
         R: Read + Seek + Send,
         W: Output + Send,
     {
-        let stats = with_reentry(input, output, self)?;
-        // Ranges are decoded from their files as the rewrite meets them.
-        match self.table.decode_failure() {
-            Some(why) => Err(RewriteError::SymbolFile(why)),
-            None => Ok(stats),
-        }
+        with_reentry(input, output, self)
     }
 }
 

@@ -4,29 +4,32 @@
 
 use std::os::unix::fs::FileExt;
 
+use super::decoded::Decoding;
 use super::{Entry, FileId, Row, SourceKind, Symbol, SymbolId, SymbolTable, NO_DEBUG};
 use jitdump::scan::{parse_record, record_at};
 use jitdump::{DebugEntry, Record};
 
 /// The symbol of entry `id`. A file that no longer holds what the index
 /// saw (it changed meanwhile) gives a symbol named after its address, and
-/// the table remembers the failure.
-pub fn symbol(table: &SymbolTable, id: SymbolId) -> Symbol {
+/// why, naming the file.
+pub fn symbol(table: &SymbolTable, id: SymbolId) -> Decoding {
     let entry = table.entries[id.index()];
     let source = &table.sources[entry.source as usize];
     let decoded = match source.kind {
         SourceKind::Jitdump => from_jitdump(table, &entry),
         SourceKind::PerfMap => from_perf_map(table, &entry),
     };
-    let mut symbol = decoded.unwrap_or_else(|why| {
-        let mut failure = table.failure.borrow_mut();
-        failure.get_or_insert_with(|| format!("'{}' {why}", source.path.display()));
-        unnamed(&entry)
-    });
+    let (mut symbol, failure) = match decoded {
+        Ok(symbol) => (symbol, None),
+        Err(why) => (
+            unnamed(&entry),
+            Some(format!("'{}' {why}", source.path.display())),
+        ),
+    };
     if symbol.file.is_none() && entry.module != 0 {
         symbol.file = Some(table.intern_file(&format!("<jit module {}>", entry.module)));
     }
-    symbol
+    Decoding { symbol, failure }
 }
 
 fn unnamed(entry: &Entry) -> Symbol {

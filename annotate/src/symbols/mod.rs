@@ -127,9 +127,6 @@ pub struct SymbolTable {
     /// Source file names, numbered in the order first met.
     files: RefCell<IndexSet<Arc<str>>>,
     index: Index,
-    /// The first symbol file that could not be read again when a range of
-    /// it was decoded (it changed since the table was built).
-    failure: RefCell<Option<String>>,
     /// What was skipped while reading the sources.
     pub report: BuildReport,
     /// Names are written as the symbol files give them, not demangled.
@@ -246,8 +243,27 @@ impl SymbolTable {
         self.index.lookup_near(&self.entries, addr, symbol)
     }
 
-    /// The symbol numbered `id`, decoded from its source the first time.
+    /// The symbol numbered `id`, decoded from its source the first time;
+    /// named after its address where its file changed since the table was
+    /// built (see [`SymbolTable::try_symbol`]).
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
+        &self.decoding(id).symbol
+    }
+
+    /// The symbol numbered `id`, or why its file could not give it (it
+    /// changed since the table was built): what a rewrite names with.
+    #[inline]
+    pub(crate) fn try_symbol(&self, id: SymbolId) -> Result<&Symbol, &str> {
+        match self.decoding(id) {
+            decoded::Decoding {
+                failure: Some(why), ..
+            } => Err(why),
+            decoded::Decoding { symbol, .. } => Ok(symbol),
+        }
+    }
+
+    #[inline]
+    fn decoding(&self, id: SymbolId) -> &decoded::Decoding {
         self.decoded.get_or_init(id, || decode::symbol(self, id))
     }
 
@@ -343,13 +359,6 @@ impl SymbolTable {
     /// The sources read.
     pub fn sources(&self) -> &[Source] {
         &self.sources
-    }
-
-    /// Why a range could not be decoded, if one could not: its symbol file
-    /// changed after the table was built. A rewrite returns it as
-    /// [`RewriteError::SymbolFile`](crate::callgrind::RewriteError).
-    pub(crate) fn decode_failure(&self) -> Option<String> {
-        self.failure.borrow().clone()
     }
 
     /// True when no source gave any symbol.

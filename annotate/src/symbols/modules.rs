@@ -30,7 +30,8 @@ pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     if blocks.len() < 2 {
         return;
     }
-    let name_of = |table: &SymbolTable, s: usize| super::decode::symbol(table, SymbolId(s as u32));
+    let name_of =
+        |table: &SymbolTable, s: usize| super::decode::symbol(table, SymbolId(s as u32)).symbol;
     // Each entry's block and the hash of its name; by hash, the first
     // block it is in and whether another holds it too (a hash collision
     // only costs a closer look).

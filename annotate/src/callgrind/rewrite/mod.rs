@@ -73,6 +73,9 @@ pub(in crate::callgrind) enum Fail {
     Line(LineError),
     /// Writing failed.
     Io(io::Error),
+    /// A symbol file could not give a range it was indexed with (it
+    /// changed since): why, naming the file.
+    Symbol(String),
 }
 
 impl From<String> for Fail {
@@ -200,6 +203,9 @@ impl<'t> Rewriter<'t> {
             (false, true) => Ending::Complete,
         };
         self.close_part_totals();
+        if let Some(why) = self.naming.symbols.take_failure() {
+            return Err(Fail::Symbol(why));
+        }
         self.writer.out.finish()?;
         self.stats.jit_cost = self.jit_costs.charged().collect();
         self.stats.has_instr = self.cols.index(Column::Instr).is_some();
@@ -219,7 +225,7 @@ impl<'t> Rewriter<'t> {
             }
             None => {
                 let instr = self.cols.index(Column::Instr).is_some();
-                let table = self.naming.table;
+                let table = self.naming.symbols.table;
                 let outside = |site| table.lookup(site).is_none();
                 self.reentry.noted.plan(&self.naming.names, instr, outside)
             }

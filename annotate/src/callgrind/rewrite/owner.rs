@@ -140,12 +140,12 @@ impl Rewriter<'_> {
     /// another).
     fn same_function(&mut self, a: SymbolId, b: SymbolId) -> bool {
         self.naming.jit_ident(a) == self.naming.jit_ident(b)
-            && self.naming.table.symbol(a).name == self.naming.table.symbol(b).name
+            && self.naming.symbols.get(a).name == self.naming.symbols.get(b).name
     }
 
     /// The position of the block's first instruction: a JIT block's
     /// [`entry_of`](Self::entry_of), an address-named one's address.
-    fn block_entry(&self) -> Pos {
+    fn block_entry(&mut self) -> Pos {
         match self.part.block {
             Block::Jit(block) => self.entry_of(block),
             Block::Unnamed(addr) => {
@@ -162,8 +162,8 @@ impl Rewriter<'_> {
     /// The position of `symbol`'s first instruction, at its line: the
     /// line table's there (as a cost line at that address gets), else the
     /// declared line; without an instruction column, the declared line.
-    fn entry_of(&self, symbol: SymbolId) -> Pos {
-        let s = self.naming.table.symbol(symbol);
+    fn entry_of(&mut self, symbol: SymbolId) -> Pos {
+        let s = self.naming.symbols.get(symbol);
         let mut pos = Pos::default();
         let mut line = s.line;
         if let Some(i) = self.cols.index(Column::Instr) {
@@ -224,8 +224,7 @@ impl Rewriter<'_> {
     /// that nested activations stay apart as callgrind keeps them apart;
     /// an address-named block's suffix too (a stub's `0x...'2`).
     fn owner_name(&mut self, owner: SymbolId) -> Sym {
-        let table = self.naming.table;
-        let mut name = table.symbol(owner).name.as_bytes().to_vec();
+        let mut name = self.naming.symbols.get(owner).name.as_bytes().to_vec();
         match self.part.block_fn.map(|f| (f.kind, f.name)) {
             Some((
                 FnKind::Jit {
@@ -233,7 +232,7 @@ impl Rewriter<'_> {
                 },
                 _,
             )) => {
-                let base = table.symbol(symbol).name.len();
+                let base = self.naming.symbols.get(symbol).name.len();
                 name.extend_from_slice(
                     self.naming.names.name(full).get(base..).unwrap_or_default(),
                 );

@@ -123,7 +123,7 @@ mod tests {
         let mut pos = [7, 7, 0];
         match decode_between(&shared, &cols, range, &mut pos, window) {
             Ok(()) => Ok(pos),
-            Err(Fail::Line(e)) => Err(e),
+            Err(Fail::Line(e) | Fail::Symbol(e)) => Err(e),
             Err(Fail::Io(e)) => Err(e.to_string()),
         }
     }

@@ -102,7 +102,7 @@ impl Rewriter<'_> {
                 target
             }
             (None, Some(li)) => {
-                target[li] = u64::from(self.naming.table.symbol(symbol).line);
+                target[li] = u64::from(self.naming.symbols.get(symbol).line);
                 target
             }
             (None, None) => target,

@@ -4,7 +4,8 @@
 //! `0x000000000483c000`, plus a recursion level (`'2`) and, with
 //! `--separate-callers`, caller names (`'0x...c100'main`).
 
-use crate::symbols::{runtime_names, SymbolId, SymbolTable};
+use super::symbols::Symbols;
+use crate::symbols::{runtime_names, SymbolId};
 
 /// True for an object that is a live-mode image of jit-client
 /// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
@@ -54,10 +55,10 @@ pub struct JitName {
 
 /// Renames `name` if its base address lies in a known JIT range. Caller
 /// components that are JIT addresses are renamed too.
-pub fn rename(name: &[u8], table: &SymbolTable) -> Option<JitName> {
+pub fn rename(name: &[u8], table: &mut Symbols) -> Option<JitName> {
     let (addr, base_len) = address(name)?;
     let hit = table.lookup(addr)?;
-    let symbol = table.symbol(hit.symbol);
+    let symbol = table.get(hit.symbol);
     let entry = addr == symbol.start || runtime_names::is_entry_table(&symbol.name);
     let mut new = symbol.name.as_bytes().to_vec();
     let level = level_digits(&name[base_len..]).map(|r| r.start + new.len()..r.end + new.len());
@@ -115,7 +116,7 @@ impl JitName {
 
 /// Appends `suffix` (`'2'0x...'main`) to `out`, caller components that
 /// are JIT addresses replaced by their names; true if any was replaced.
-fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &SymbolTable) -> bool {
+fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &mut Symbols) -> bool {
     let mut renamed = false;
     for component in suffix.split(|&b| b == b'\'').skip(1) {
         out.push(b'\'');
@@ -124,7 +125,7 @@ fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &SymbolTable) -> bool 
             .and_then(|(a, _)| table.lookup(a));
         match jit {
             Some(hit) => {
-                out.extend_from_slice(table.symbol(hit.symbol).name.as_bytes());
+                out.extend_from_slice(table.get(hit.symbol).name.as_bytes());
                 renamed = true;
             }
             None => out.extend_from_slice(component),
@@ -135,7 +136,7 @@ fn rename_suffix(out: &mut Vec<u8>, suffix: &[u8], table: &SymbolTable) -> bool 
 
 /// Appends the suffix of address name `name` (`'2`, callers) to `out`,
 /// JIT callers renamed; nothing where `name` is no address name.
-pub fn append_suffix(out: &mut Vec<u8>, name: &[u8], table: &SymbolTable) {
+pub fn append_suffix(out: &mut Vec<u8>, name: &[u8], table: &mut Symbols) {
     if let Some((_, base_len)) = address(name) {
         rename_suffix(out, &name[base_len..], table);
     }
@@ -143,7 +144,7 @@ pub fn append_suffix(out: &mut Vec<u8>, name: &[u8], table: &SymbolTable) {
 
 /// A native function's name with JIT callers in its caller context
 /// (`--separate-callers`): `f'0x...c040'main` becomes `f'report'main`.
-pub fn rename_callers(name: &[u8], table: &SymbolTable) -> Option<Vec<u8>> {
+pub fn rename_callers(name: &[u8], table: &mut Symbols) -> Option<Vec<u8>> {
     let start = name.windows(3).position(|w| w == b"'0x")?;
     let mut new = name[..start].to_vec();
     rename_suffix(&mut new, &name[start..], table).then_some(new)
@@ -152,6 +153,7 @@ pub fn rename_callers(name: &[u8], table: &SymbolTable) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::symbols::SymbolTable;
 
     #[test]
     fn recognises_callgrind_addresses() {
@@ -171,27 +173,28 @@ mod tests {
             b"1000 100 fib(f.toy:3)\n2000 10 main(f.toy:9)\n",
         );
         let table = table.build();
-        let r = rename(b"0x0000000000001000'2", &table).unwrap();
+        let table = &mut Symbols::new(&table);
+        let r = rename(b"0x0000000000001000'2", table).unwrap();
         assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], true));
         assert_eq!((r.level(), r.at_level(1).as_slice()), (2, &b"fib"[..]));
         // A continuation keeps callgrind's level (the plan may lower it).
-        let r = rename(b"0x0000000000001010'2", &table).unwrap();
+        let r = rename(b"0x0000000000001010'2", table).unwrap();
         assert_eq!((r.name.as_slice(), r.entry), (&b"fib'2"[..], false));
-        let r = rename(b"0x0000000000001010'3'0x0000000000002000", &table).unwrap();
+        let r = rename(b"0x0000000000001010'3'0x0000000000002000", table).unwrap();
         assert_eq!(r.name.as_slice(), &b"fib'3'main"[..]);
         assert_eq!(
             (r.level(), r.at_level(2).as_slice()),
             (3, &b"fib'2'main"[..])
         );
         assert_eq!(r.at_level(1).as_slice(), &b"fib'main"[..]);
-        let r = rename(b"0x0000000000001010'0x0000000000002000'below", &table).unwrap();
+        let r = rename(b"0x0000000000001010'0x0000000000002000'below", table).unwrap();
         assert_eq!(
             (r.name.as_slice(), r.entry, r.level()),
             (&b"fib'main'below"[..], false, 1)
         );
-        assert_eq!(rename(b"0x0000000000003000", &table), None);
-        let native = rename_callers(b"print'0x0000000000002000'x", &table);
+        assert_eq!(rename(b"0x0000000000003000", table), None);
+        let native = rename_callers(b"print'0x0000000000002000'x", table);
         assert_eq!(native.as_deref(), Some(&b"print'main'x"[..]));
-        assert_eq!(rename_callers(b"print'main", &table), None);
+        assert_eq!(rename_callers(b"print'main", table), None);
     }
 }

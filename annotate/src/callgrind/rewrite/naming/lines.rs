@@ -4,7 +4,7 @@
 use super::Naming;
 use crate::callgrind::format::position::{Column, Columns, Pos};
 use crate::callgrind::rewrite::ids::Sym;
-use crate::symbols::{Row, SymbolId};
+use crate::symbols::{FileId, SymbolId};
 
 /// The symbol table's answer for a range of addresses.
 #[derive(Debug)]
@@ -14,8 +14,17 @@ pub(super) struct Located {
     segment: std::ops::Range<u64>,
     /// Where the row search ended (a hint for the next one).
     row_index: usize,
-    symbol: SymbolId,
-    row: Option<Row>,
+    place: Place,
+}
+
+/// The JIT function an address lies in, and its source line there: the
+/// line table's, with its file, else the function's declared line.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::callgrind::rewrite) struct Place {
+    pub symbol: SymbolId,
+    pub line: u32,
+    /// The line table's file; `None`: the function's own.
+    pub file: Option<FileId>,
 }
 
 impl Naming<'_> {
@@ -33,29 +42,29 @@ impl Naming<'_> {
     ) -> (SymbolId, Option<Sym>, Pos) {
         let instr = cols.index(Column::Instr).map(|i| pos[i]);
         let found = instr.and_then(|addr| self.lookup(addr, Some(symbol)));
-        let owner = found.map_or(symbol, |(owner, _)| owner);
+        let owner = found.map_or(symbol, |place| place.symbol);
         let Some(li) = cols.index(Column::Line) else {
             return (owner, None, pos);
         };
         let mut out = pos;
         match found {
             _ if instr.is_none() => {
-                out[li] = u64::from(self.table.symbol(symbol).line);
+                out[li] = u64::from(self.symbols.get(symbol).line);
                 (owner, Some(self.jit_ident(symbol).file), out)
             }
             None => (owner, Some(self.jit_ident(symbol).file), pos),
-            Some((_, Some(row))) => {
-                out[li] = u64::from(row.line);
-                (owner, Some(self.file_sym(row.file)), out)
-            }
-            Some((found, None)) => {
-                out[li] = u64::from(self.table.symbol(found).line);
-                (owner, Some(self.jit_ident(found).file), out)
+            Some(place) => {
+                out[li] = u64::from(place.line);
+                let file = match place.file {
+                    Some(file) => self.file_sym(file),
+                    None => self.jit_ident(owner).file,
+                };
+                (owner, Some(file), out)
             }
         }
     }
 
-    /// The symbol and row covering `addr`, remembering the addresses that
+    /// The function and line at `addr`, remembering the addresses that
     /// share the answer: cost lines of one function hit it in a row, or
     /// at least stay in its segment (then only its rows are searched).
     /// `near` is the symbol the address most likely belongs to, if any
@@ -65,42 +74,42 @@ impl Naming<'_> {
         &mut self,
         addr: u64,
         near: Option<SymbolId>,
-    ) -> Option<(SymbolId, Option<Row>)> {
+    ) -> Option<Place> {
         match &self.last_found {
-            Some(found) if found.range.contains(&addr) => Some((found.symbol, found.row)),
+            Some(found) if found.range.contains(&addr) => Some(found.place),
             _ => self.lookup_again(addr, near),
         }
     }
 
     /// [`lookup`](Self::lookup) outside the last answer's range.
-    fn lookup_again(
-        &mut self,
-        addr: u64,
-        near: Option<SymbolId>,
-    ) -> Option<(SymbolId, Option<Row>)> {
+    fn lookup_again(&mut self, addr: u64, near: Option<SymbolId>) -> Option<Place> {
         let (segment, symbol, hint) = match &self.last_found {
             Some(found) if found.segment.contains(&addr) => {
-                (found.segment.clone(), found.symbol, found.row_index)
+                (found.segment.clone(), found.place.symbol, found.row_index)
             }
             _ => {
                 let (segment, hit) = match near {
-                    Some(near) => self.table.lookup_range_near(addr, near)?,
-                    None => self.table.lookup_range(addr)?,
+                    Some(near) => self.symbols.table.lookup_range_near(addr, near)?,
+                    None => self.symbols.table.lookup_range(addr)?,
                 };
                 (segment, hit.symbol, 0)
             }
         };
-        let (span, row, row_index) = self.table.symbol(symbol).row_span_near(addr, hint);
+        let decoded = self.symbols.get(symbol);
+        let (span, row, row_index) = decoded.row_span_near(addr, hint);
+        let place = Place {
+            symbol,
+            line: row.map_or(decoded.line, |r| r.line),
+            file: row.map(|r| r.file),
+        };
         let range = segment.start.max(span.start)..segment.end.min(span.end);
-        let found = Located {
+        self.last_found = Some(Located {
             range,
             segment,
             row_index,
-            symbol,
-            row,
-        };
-        self.last_found = Some(found);
-        Some((symbol, row))
+            place,
+        });
+        Some(place)
     }
 
     /// The JIT function whose code holds `pos` in an address-named block,
@@ -112,7 +121,7 @@ impl Naming<'_> {
         pos: Pos,
     ) -> Option<(SymbolId, Option<Sym>, Pos)> {
         let addr = pos[cols.index(Column::Instr)?];
-        let (owner, _) = self.lookup(addr, None)?;
+        let owner = self.lookup(addr, None)?.symbol;
         Some(self.locate(cols, owner, pos))
     }
 }

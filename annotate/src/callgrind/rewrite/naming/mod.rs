@@ -7,15 +7,20 @@
 //!   file ([`Naming::jit_ident`]);
 //! - `addresses`: callgrind's names for code without symbols
 //!   (`0x000000000483c000'2`), and their JIT names;
-//! - `lines`: the source file and line of an address in JIT code.
+//! - `lines`: the source file and line of an address in JIT code;
+//! - `symbols`: the table as this rewrite reads it, keeping the first
+//!   range whose file changed since the table was built (the rewrite
+//!   returns it as its error).
 
 mod addresses;
 mod lines;
+mod symbols;
 
 pub(in crate::callgrind) use addresses::{is_live_image, JitName};
 
 use super::ids::{FastMap, Interner, Sym};
 use crate::symbols::{FileId, SymbolId, SymbolTable};
+pub(in crate::callgrind) use symbols::Symbols;
 
 /// What a function id stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +56,8 @@ pub(in crate::callgrind) struct Ident {
 
 /// The symbols, the names met, and what was learnt of both so far.
 pub(in crate::callgrind) struct Naming<'t> {
-    pub table: &'t SymbolTable,
+    /// The symbol table, as this rewrite reads it.
+    pub symbols: Symbols<'t>,
     /// Every name met, numbered (lives across parts).
     pub names: Interner,
     /// The code image's object name, where one is written beside the
@@ -76,7 +82,7 @@ impl<'t> Naming<'t> {
         names.intern(b"");
         let unknown = names.intern(b"???");
         Naming {
-            table,
+            symbols: Symbols::new(table),
             names,
             image,
             unknown,
@@ -89,7 +95,7 @@ impl<'t> Naming<'t> {
     /// What function name `name` under object `object` stands for.
     pub fn kind(&mut self, name: &[u8], object: Sym) -> Named {
         if object != self.unknown {
-            if let Some(new) = addresses::rename_callers(name, self.table) {
+            if let Some(new) = addresses::rename_callers(name, &mut self.symbols) {
                 return Named::Kind(FnKind::Renamed(self.names.intern(&new)));
             }
             // Code on a live-mode page that no symbol of the image covers
@@ -99,7 +105,7 @@ impl<'t> Naming<'t> {
                 _ => FnKind::Native,
             });
         }
-        if let Some(jit) = addresses::rename(name, self.table) {
+        if let Some(jit) = addresses::rename(name, &mut self.symbols) {
             return Named::Jit(jit);
         }
         Named::Kind(match addresses::address(name) {
@@ -110,8 +116,8 @@ impl<'t> Naming<'t> {
 
     /// A renamed JIT function's kind, under the (interned) `name` it is
     /// written with.
-    pub fn jit_kind(&self, jit: &JitName, name: Sym) -> FnKind {
-        let s = self.table.symbol(jit.symbol);
+    pub fn jit_kind(&mut self, jit: &JitName, name: Sym) -> FnKind {
+        let s = self.symbols.get(jit.symbol);
         FnKind::Jit {
             symbol: jit.symbol,
             name,
@@ -123,8 +129,8 @@ impl<'t> Naming<'t> {
 
     /// Appends the suffix of address name `stub` (`'2`, callers, JIT
     /// callers renamed) to `name`.
-    pub fn append_address_suffix(&self, name: &mut Vec<u8>, stub: Sym) {
-        addresses::append_suffix(name, self.names.name(stub), self.table);
+    pub fn append_address_suffix(&mut self, name: &mut Vec<u8>, stub: Sym) {
+        addresses::append_suffix(name, self.names.name(stub), &mut self.symbols);
     }
 
     /// (object, file) names of a JIT symbol.
@@ -138,10 +144,9 @@ impl<'t> Naming<'t> {
 
     #[cold]
     fn first_jit_ident(&mut self, symbol: SymbolId) -> Ident {
-        let s = self.table.symbol(symbol);
-        let object = self
-            .names
-            .intern(self.table.object_of(s.source, self.image).as_bytes());
+        let s = self.symbols.get(symbol);
+        let object = self.symbols.table.object_of(s.source, self.image);
+        let object = self.names.intern(object.as_bytes());
         let file = match s.file {
             Some(f) => self.file_sym(f),
             None => self.names.intern(b"<jit>"),
@@ -166,6 +171,6 @@ impl<'t> Naming<'t> {
             self.file_syms.resize(i + 1, None);
         }
         *self.file_syms[i]
-            .get_or_insert_with(|| self.names.intern(self.table.file(file).as_bytes()))
+            .get_or_insert_with(|| self.names.intern(self.symbols.table.file(file).as_bytes()))
     }
 }
