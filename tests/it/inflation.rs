@@ -145,7 +145,7 @@ pub fn inflated_file(path: &std::path::Path) -> Vec<(Function, u64, u64)> {
 /// interpreter-heavy start.
 #[test]
 fn recorded_node_and_java_runs_invent_no_inclusive_cost() {
-    use crate::record::{record_runtime_in, runtime};
+    use crate::record_runtimes::{record_runtime_in, runtime};
     if let Some(node) = runtime("node") {
         let dir = crate::util::scratch("inflation-node");
         let program = "class Shape { constructor(r) { this.r = r; } area() { return 3 * this.r * this.r; } }\n\

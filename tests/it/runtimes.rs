@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::record::{record_runtime, record_runtime_in, runtime};
+use crate::record_runtimes::{record_runtime, record_runtime_in, runtime};
 use crate::util;
 
 const FIB_JS: &str = "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\

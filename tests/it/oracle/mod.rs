@@ -129,11 +129,13 @@ mod expected;
 mod jumps;
 mod levels;
 mod program;
+mod symbol_files;
 mod symbols;
 
 pub use expected::*;
 pub use jumps::*;
 use program::*;
+pub use symbol_files::*;
 pub use symbols::*;
 
 /// A record's place: object, the function's file as callgrind_annotate
