@@ -81,8 +81,7 @@ impl Rewriter<'_> {
 
     pub(super) fn close_part_totals(&mut self) {
         if self.totals.part.is_some() || self.totals.events_seen {
-            let table = self.naming.symbols.table;
-            let outside = |site| table.lookup(site).is_none();
+            let outside = self.naming.symbols.outside();
             self.reentry.noted.end_part(self.stats.parts, outside);
         }
         self.totals.finished += self.totals.part.take().unwrap_or(0);

@@ -225,8 +225,7 @@ impl<'t> Rewriter<'t> {
             }
             None => {
                 let instr = self.cols.index(Column::Instr).is_some();
-                let table = self.naming.symbols.table;
-                let outside = |site| table.lookup(site).is_none();
+                let outside = self.naming.symbols.outside();
                 self.reentry.noted.plan(&self.naming.names, instr, outside)
             }
         };

@@ -88,10 +88,7 @@ impl Naming<'_> {
                 (found.segment.clone(), found.place.symbol, found.row_index)
             }
             _ => {
-                let (segment, hit) = match near {
-                    Some(near) => self.symbols.table.lookup_range_near(addr, near)?,
-                    None => self.symbols.table.lookup_range(addr)?,
-                };
+                let (segment, hit) = self.symbols.lookup_range(addr, near)?;
                 (segment, hit.symbol, 0)
             }
         };

@@ -145,7 +145,7 @@ impl<'t> Naming<'t> {
     #[cold]
     fn first_jit_ident(&mut self, symbol: SymbolId) -> Ident {
         let s = self.symbols.get(symbol);
-        let object = self.symbols.table.object_of(s.source, self.image);
+        let object = self.symbols.object_of(s.source, self.image);
         let object = self.names.intern(object.as_bytes());
         let file = match s.file {
             Some(f) => self.file_sym(f),
@@ -171,6 +171,6 @@ impl<'t> Naming<'t> {
             self.file_syms.resize(i + 1, None);
         }
         *self.file_syms[i]
-            .get_or_insert_with(|| self.names.intern(self.symbols.table.file(file).as_bytes()))
+            .get_or_insert_with(|| self.names.intern(self.symbols.file(file).as_bytes()))
     }
 }

@@ -1,11 +1,16 @@
 //! The symbol table as one rewrite reads it: a range whose file changed
 //! since the table was built is named after its address, and the first
 //! such failure is kept for the rewrite to return instead of its output.
+//! The rewrite reaches the table through here alone, so no symbol is read
+//! past that check.
 
-use crate::symbols::{Hit, Symbol, SymbolId, SymbolTable};
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::symbols::{FileId, Hit, Symbol, SymbolId, SymbolTable};
 
 pub(in crate::callgrind) struct Symbols<'t> {
-    pub table: &'t SymbolTable,
+    table: &'t SymbolTable,
     /// Why a range could not be read again, naming its file.
     failure: Option<String>,
 }
@@ -36,6 +41,34 @@ impl<'t> Symbols<'t> {
     /// The range covering `addr`.
     pub fn lookup(&self, addr: u64) -> Option<Hit> {
         self.table.lookup(addr)
+    }
+
+    /// The range covering `addr`, with the addresses the answer holds for,
+    /// looked up first in `near`'s first segment where given (see
+    /// [`SymbolTable::lookup_range_near`]).
+    pub fn lookup_range(&self, addr: u64, near: Option<SymbolId>) -> Option<(Range<u64>, Hit)> {
+        match near {
+            Some(near) => self.table.lookup_range_near(addr, near),
+            None => self.table.lookup_range(addr),
+        }
+    }
+
+    /// True for an address outside every range, as a function that holds
+    /// only the table (for the re-entry notes, beside a borrowed rewriter).
+    pub fn outside(&self) -> impl Fn(u64) -> bool + 't {
+        let table = self.table;
+        move |addr| table.lookup(addr).is_none()
+    }
+
+    /// The object a source's functions are written under (see
+    /// [`SymbolTable::object_of`]).
+    pub fn object_of(&self, source: usize, image: Option<&'t str>) -> &'t str {
+        self.table.object_of(source, image)
+    }
+
+    /// The source file name numbered `id`.
+    pub fn file(&self, id: FileId) -> Arc<str> {
+        self.table.file(id)
     }
 
     /// The first range that could not be read, if one could not.

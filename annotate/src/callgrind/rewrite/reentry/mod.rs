@@ -181,8 +181,7 @@ impl Rewriter<'_> {
         costs: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let part = self.stats.parts;
-        let table = self.naming.symbols.table;
-        let outside = |site: u64| table.lookup(site).is_none();
+        let outside = self.naming.symbols.outside();
         let Some(plan) = self.reentry.plan.as_mut() else {
             let noted = &mut self.reentry.noted;
             if let Some(site) = site {
