@@ -154,29 +154,41 @@ fn control_characters_in_jitdump_names_cannot_break_profile_lines() {
     );
 }
 
-#[test]
-fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
-    let dir = crate::util::scratch("changed-dump");
-    let path = dir.join("jit-77.dump");
+/// A table of `jit-77.dump` (three functions, f0 at 0x10000, f1 at
+/// 0x10100), and the dump's path: rewrite it to change the file under
+/// the table.
+fn table_of_a_dump(tag: &str) -> (std::path::PathBuf, SymbolTable) {
+    let path = crate::util::scratch(tag).join("jit-77.dump");
     std::fs::write(&path, crate::scale::many_functions(3)).unwrap();
     let mut table = SymbolTable::builder();
     let file = std::fs::File::open(&path).unwrap();
     table
         .add_jitdump_file(path.clone(), file, BiasMode::Detect)
         .unwrap();
-    let table = table.build();
+    (path, table.build())
+}
+
+/// Rewrites `profile` with `table`, which must fail for a symbol file,
+/// saying why and naming the dump.
+fn assert_symbol_file_fails(profile: &str, table: &SymbolTable) {
+    let input = std::io::Cursor::new(profile.as_bytes());
+    let result = annotate::callgrind::rewrite(input, Vec::new(), table);
+    let Err(annotate::callgrind::RewriteError::SymbolFile(why)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(why.contains("jit-77.dump"), "{why}");
+}
+
+#[test]
+fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
+    let (path, table) = table_of_a_dump("changed-dump");
     // Rewritten in place by someone else: its records are gone.
     std::fs::write(&path, b"JiTD").unwrap();
     let symbol = table.symbol(table.lookup(0x10100).unwrap().symbol);
     assert_eq!(symbol.name, "0x0000000000010100");
     // A rewrite that meets the range returns why it could not name it.
     let profile = "positions: instr\nevents: Ir\nob=???\nfn=0x0000000000010100\n0x10100 1\n";
-    let input = std::io::Cursor::new(profile.as_bytes());
-    let result = annotate::callgrind::rewrite(input, Vec::new(), &table);
-    let Err(annotate::callgrind::RewriteError::SymbolFile(why)) = result else {
-        panic!("{result:?}")
-    };
-    assert!(why.contains("jit-77.dump"), "{why}");
+    assert_symbol_file_fails(profile, &table);
     // The table keeps no failure: a profile that meets no changed range,
     // rewritten with it next (another output of the run), is written.
     let native = "events: Ir\nfn=main\n1 1\n";
@@ -187,27 +199,12 @@ fn a_symbol_file_changed_after_indexing_fails_the_output_not_the_process() {
 
 #[test]
 fn a_range_met_only_by_address_after_its_file_changed_fails_the_output() {
-    let dir = crate::util::scratch("changed-dump-lookup");
-    let path = dir.join("jit-77.dump");
-    std::fs::write(&path, crate::scale::many_functions(3)).unwrap();
-    let mut table = SymbolTable::builder();
-    let file = std::fs::File::open(&path).unwrap();
-    table
-        .add_jitdump_file(path.clone(), file, BiasMode::Detect)
-        .unwrap();
-    let table = table.build();
+    let (path, table) = table_of_a_dump("changed-dump-lookup");
     // f0 is read before the file changes; f1 only after, when a cost line
     // of f0's block lies in f1's code (not by its name).
-    assert_eq!(
-        table.symbol(table.lookup(0x10000).unwrap().symbol).name,
-        "f0"
-    );
+    let f0 = table.lookup(0x10000).unwrap().symbol;
+    assert_eq!(table.symbol(f0).name, "f0");
     std::fs::write(&path, b"JiTD").unwrap();
     let profile = "positions: instr line\nevents: Ir\nob=???\nfn=0x0000000000010000\n0x10000 1 1\n0x10120 1 1\n";
-    let input = std::io::Cursor::new(profile.as_bytes());
-    let result = annotate::callgrind::rewrite(input, Vec::new(), &table);
-    let Err(annotate::callgrind::RewriteError::SymbolFile(why)) = result else {
-        panic!("{result:?}")
-    };
-    assert!(why.contains("jit-77.dump"), "{why}");
+    assert_symbol_file_fails(profile, &table);
 }
