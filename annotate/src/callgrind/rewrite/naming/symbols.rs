@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::symbols::{FileId, Hit, Symbol, SymbolId, SymbolTable};
 
+/// The table, and the first failure this rewrite met in it.
 pub(in crate::callgrind) struct Symbols<'t> {
     table: &'t SymbolTable,
     /// Why a range could not be read again, naming its file.
@@ -16,6 +17,7 @@ pub(in crate::callgrind) struct Symbols<'t> {
 }
 
 impl<'t> Symbols<'t> {
+    /// `table` as a new rewrite reads it: no failure met yet.
     pub fn new(table: &'t SymbolTable) -> Self {
         Symbols {
             table,
