@@ -231,6 +231,12 @@ pub(super) fn transfer_key(
             let (_, tpos) = map_pos(symbols, r, target_pos, columns);
             ([r.object.clone(), r.decl.0.clone(), callee.name], tpos)
         }
+        // A jump names no object (`jfn=` takes the current one): its
+        // target is under the jumper's, the JIT function's in a JIT range.
+        None if kind != "calls" => (
+            [place.0.clone(), target[1].clone(), callee.name],
+            target_pos.to_vec(),
+        ),
         None => (
             [target[0].clone(), target[1].clone(), callee.name],
             target_pos.to_vec(),

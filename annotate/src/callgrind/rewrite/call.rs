@@ -230,7 +230,8 @@ impl Rewriter<'_> {
 
     /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
     /// the line table (`target` given); a jump into another JIT function
-    /// names that function's file.
+    /// names that function's file, one into code of no JIT range (a stub)
+    /// its file in the input.
     fn write_jump_names(
         &mut self,
         parsed: &Parsed,
@@ -239,12 +240,21 @@ impl Rewriter<'_> {
     ) -> Res {
         let jit_file = match target_fn.map(|f| f.kind) {
             Some(FnKind::Jit { symbol, .. }) => Some(self.naming.jit_ident(symbol).file),
+            Some(_) if matches!(self.part.block, Block::Jit(_)) => Some(
+                parsed
+                    .file
+                    .as_ref()
+                    .map_or(self.reader.current.file, |n| n.sym),
+            ),
             _ => None,
         };
         match (self.part.block, target) {
             (Block::Jit(symbol), Some(target)) => {
-                let here = self.naming.locate(&self.cols, symbol, target).1;
-                let file = jit_file.or(here).unwrap_or(self.writer.current.file);
+                let file = match jit_file {
+                    Some(file) => Some(file),
+                    None => self.naming.locate(&self.cols, symbol, target).1,
+                };
+                let file = file.unwrap_or(self.writer.current.file);
                 self.emit()
                     .name_if_changed("jfi", Space::Files, file, |c| c.file)?;
             }
@@ -260,9 +270,21 @@ impl Rewriter<'_> {
             },
         }
         match (target_fn, parsed.func) {
+            (Some(f), Some(_)) if self.binds_elsewhere(f) => self.emit().named_fn("jfn", f.name),
             (Some(f), Some((raw, _))) => self.emit().function("jfn", raw, f, true),
             _ => Ok(()),
         }
+    }
+
+    /// True where naming `f` at a `jfn=` would first define its id in
+    /// another object than the input's: a jump names no object (`jfn=`
+    /// takes the current one), so the id would be bound to the JIT code's
+    /// object for both readers, and `f`'s own lines with it. Such a jump
+    /// names `f` without the id, which its own `fn=` then defines.
+    fn binds_elsewhere(&self, f: FnRef) -> bool {
+        let jit = f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_));
+        let undefined = f.id.is_some_and(|id| !self.writer.defined.fns.contains(id));
+        !jit && undefined && self.writer.current.ob != self.reader.current.ob
     }
 
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
