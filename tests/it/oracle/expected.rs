@@ -231,10 +231,11 @@ pub(super) fn transfer_key(
             let (_, tpos) = map_pos(symbols, r, target_pos, columns);
             ([r.object.clone(), r.decl.0.clone(), callee.name], tpos)
         }
-        // A jump names no object (`jfn=` takes the current one): its
-        // target is under the jumper's, the JIT function's in a JIT range.
-        None if kind != "calls" => (
-            [place.0.clone(), target[1].clone(), callee.name],
+        // A jump names no object (`jfn=` takes the current one): from a
+        // JIT function's record (its object not the input's) to code of
+        // no range, it is a jump within that function.
+        None if kind != "calls" && place.0 != target[0] => (
+            [place.0.clone(), place.2.clone(), place.3.clone()],
             target_pos.to_vec(),
         ),
         None => (

@@ -44,8 +44,9 @@
 //!    ran (a call's count, where a call comes first), with the moved
 //!    records' costs and their calls' costs; unless the two are one
 //!    function (one name, object and file: versions of it).
-//!    A jump's target of no JIT range keeps its name and file, under the
-//!    jumping function's object: the format names no object for a jump.
+//!    A jump from a JIT function's record to code of no JIT range is a
+//!    jump within that function: the format names no object for a jump,
+//!    so it cannot name the target's from there.
 //! 3. Caller components of a name (`--separate-callers`) that are JIT
 //!    addresses are renamed the same way, in any object.
 //! 4. Folding: a call (not a jump) to an address of a JIT range other than

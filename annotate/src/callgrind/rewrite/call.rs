@@ -230,31 +230,26 @@ impl Rewriter<'_> {
 
     /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
     /// the line table (`target` given); a jump into another JIT function
-    /// names that function's file, one into code of no JIT range (a stub)
-    /// its file in the input.
+    /// names that function's file. A jump that would name a function in
+    /// another object names none (see
+    /// [`names_other_object`](Self::names_other_object)).
     fn write_jump_names(
         &mut self,
         parsed: &Parsed,
         target_fn: Option<FnRef>,
         target: Option<Pos>,
     ) -> Res {
+        if target_fn.is_some_and(|f| self.names_other_object(f)) {
+            return Ok(());
+        }
         let jit_file = match target_fn.map(|f| f.kind) {
             Some(FnKind::Jit { symbol, .. }) => Some(self.naming.jit_ident(symbol).file),
-            Some(_) if matches!(self.part.block, Block::Jit(_)) => Some(
-                parsed
-                    .file
-                    .as_ref()
-                    .map_or(self.reader.current.file, |n| n.sym),
-            ),
             _ => None,
         };
         match (self.part.block, target) {
             (Block::Jit(symbol), Some(target)) => {
-                let file = match jit_file {
-                    Some(file) => Some(file),
-                    None => self.naming.locate(&self.cols, symbol, target).1,
-                };
-                let file = file.unwrap_or(self.writer.current.file);
+                let here = self.naming.locate(&self.cols, symbol, target).1;
+                let file = jit_file.or(here).unwrap_or(self.writer.current.file);
                 self.emit()
                     .name_if_changed("jfi", Space::Files, file, |c| c.file)?;
             }
@@ -270,21 +265,22 @@ impl Rewriter<'_> {
             },
         }
         match (target_fn, parsed.func) {
-            (Some(f), Some(_)) if self.binds_elsewhere(f) => self.emit().named_fn("jfn", f.name),
             (Some(f), Some((raw, _))) => self.emit().function("jfn", raw, f, true),
             _ => Ok(()),
         }
     }
 
-    /// True where naming `f` at a `jfn=` would first define its id in
-    /// another object than the input's: a jump names no object (`jfn=`
-    /// takes the current one), so the id would be bound to the JIT code's
-    /// object for both readers, and `f`'s own lines with it. Such a jump
-    /// names `f` without the id, which its own `fn=` then defines.
-    fn binds_elsewhere(&self, f: FnRef) -> bool {
+    /// True where a jump's target `f` is no JIT code and the output's
+    /// object is not the input's (a JIT block jumping into a stub
+    /// callgrind named when it was called): `jfn=` takes the current
+    /// object, so it could only name another function than the input's.
+    /// KCachegrind would list a second one of that name, or, where `jfn=`
+    /// first defines its id, bind the stub's own lines to the JIT code's
+    /// object and file. Such a jump is written as one inside the jumping
+    /// function, as callgrind writes a jump that stays in one.
+    fn names_other_object(&self, f: FnRef) -> bool {
         let jit = f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_));
-        let undefined = f.id.is_some_and(|id| !self.writer.defined.fns.contains(id));
-        !jit && undefined && self.writer.current.ob != self.reader.current.ob
+        !jit && self.writer.current.ob != self.reader.current.ob
     }
 
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
