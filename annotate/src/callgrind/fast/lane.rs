@@ -289,8 +289,7 @@ impl HeldCall {
             return Some(Pass::Held);
         }
         let f = rw.resolve_fn(value, object).ok()?;
-        let renamed = matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_));
-        if renamed || f.rekinded || !same_defaults {
+        if f.renamed() || !same_defaults {
             return None;
         }
         if let Some(id) = f.id {

@@ -279,8 +279,7 @@ impl Rewriter<'_> {
     /// object and file. Such a jump is written as one inside the jumping
     /// function, as callgrind writes a jump that stays in one.
     fn names_other_object(&self, f: FnRef) -> bool {
-        let jit = f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_));
-        !jit && self.writer.current.ob != self.reader.current.ob
+        !f.renamed() && self.writer.current.ob != self.reader.current.ob
     }
 
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's

@@ -183,6 +183,15 @@ pub(in crate::callgrind) struct FnRef {
     pub rekinded: bool,
 }
 
+impl FnRef {
+    /// True where the output names this function otherwise than the input
+    /// (a JIT function, a native one renamed after its JIT callers, or an
+    /// id that means another function there): written by its new name.
+    pub fn renamed(&self) -> bool {
+        self.rekinded || matches!(self.kind, FnKind::Jit { .. } | FnKind::Renamed(_))
+    }
+}
+
 /// Which name space an `ob`/`fl`-like line uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::callgrind) enum Space {

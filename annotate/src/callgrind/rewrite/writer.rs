@@ -187,7 +187,7 @@ impl Emit<'_> {
     /// else the input line (a reference becomes a definition if needed).
     #[inline]
     pub fn function(&mut self, key: &str, raw: &[u8], f: FnRef, terminated: bool) -> Res {
-        if f.rekinded || matches!(f.kind, FnKind::Jit { .. } | FnKind::Renamed(_)) {
+        if f.renamed() {
             return self.fn_ref(key, f);
         }
         let first = f.id.is_some_and(|id| self.first_use(id));
