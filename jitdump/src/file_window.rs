@@ -81,17 +81,20 @@ impl<'f> Window<'f> {
         self.buf.truncate(len);
         self.file.read_exact_at(&mut self.buf, base).map_err(|e| {
             self.buf.clear();
-            match e.kind() {
-                io::ErrorKind::UnexpectedEof => io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the file became shorter while it was read (was {} bytes)",
-                        self.len
-                    ),
-                ),
-                _ => e,
-            }
+            shorter(e, self.len)
         })
+    }
+}
+
+/// A read's error, saying so where the file has become shorter than its
+/// `len` bytes.
+pub(crate) fn shorter(e: io::Error, len: u64) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => io::Error::new(
+            e.kind(),
+            format!("the file became shorter while it was read (was {len} bytes)"),
+        ),
+        _ => e,
     }
 }
 

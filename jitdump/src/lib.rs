@@ -8,6 +8,8 @@
 #![warn(missing_docs)]
 
 #[cfg(feature = "read")]
+mod ahead;
+#[cfg(feature = "read")]
 mod body;
 #[cfg(feature = "read")]
 pub mod file_window;

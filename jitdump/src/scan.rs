@@ -1,9 +1,10 @@
 //! Reading a jitdump from its file in one pass without holding it: the
-//! records are framed and checked as [`read`](super::read()) does, through
-//! a window of the file ([`crate::file_window`]), and handed to the caller
-//! one at a time. DEBUG_INFO entries are checked and summed up
-//! ([`EntrySpan`]) but not collected; [`record_at`] reads one record again
-//! later, whole, for the few functions a caller needs in full.
+//! records are framed and checked as [`read`](super::read()) does, read a
+//! chunk ahead of the parsing by a thread of their own (`ahead.rs`), and
+//! handed to the caller one at a time. DEBUG_INFO entries are checked and
+//! summed up ([`EntrySpan`]) but not collected; [`record_at`] reads one
+//! record again later, whole, for the few functions a caller needs in
+//! full.
 
 use std::fs::File;
 use std::io;
@@ -15,7 +16,7 @@ use super::format::{self, RecordType};
 use super::read;
 use super::records::{Header, Move, Problem, ProblemKind, ReadError, Record};
 use super::{CodeLoad, DebugEntry};
-use crate::file_window::Window;
+use crate::ahead::Ahead;
 
 /// What a DEBUG_INFO's entries say of its addresses: the first entry's,
 /// the lowest and the highest.
@@ -107,8 +108,15 @@ impl From<io::Error> for ScanError {
 
 /// Reads `file` front to back, handing each record to `visit` with its
 /// byte offset, in file order.
-pub fn scan(file: &File, mut visit: impl FnMut(u64, Item<'_>)) -> Result<Scan, ScanError> {
-    let mut window = Window::new(file)?;
+pub fn scan(file: &File, visit: impl FnMut(u64, Item<'_>)) -> Result<Scan, ScanError> {
+    std::thread::scope(|scope| {
+        let window = Ahead::new(file, scope)?;
+        scan_from(window, visit)
+    })
+}
+
+/// [`scan`] through `window`.
+fn scan_from(mut window: Ahead, mut visit: impl FnMut(u64, Item<'_>)) -> Result<Scan, ScanError> {
     let head = window.at(0, 4096)?;
     let e = read::magic_endianness(head).ok_or(ScanError::Format(ReadError {
         offset: 0,
@@ -310,5 +318,51 @@ mod tests {
         }
         assert_eq!(nul_at(b"\x80\x01\x00"), Some(2));
         assert_eq!(nul_at(b"\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00"), Some(9));
+    }
+
+    /// Records of every size, some larger than the chunks the file is read
+    /// in, many across their ends: each comes back whole, at its offset.
+    #[test]
+    fn records_across_and_over_the_read_chunks_come_back_whole() {
+        use std::io::Write;
+        let mut buf = Vec::new();
+        crate::write::header(&mut buf, 62, 7, 0);
+        let mut want = Vec::new();
+        let sizes = [10usize, 3 << 20, 100, (1 << 20) - 40, 1, 70_000];
+        for (i, size) in sizes.iter().cycle().take(40).enumerate() {
+            let code: Vec<u8> = (0..*size).map(|b| (b * 7 + i) as u8).collect();
+            let entries = [DebugEntry {
+                addr: 0x1000 * i as u64,
+                line: 3,
+                discrim: 0,
+                file: b"f.js",
+            }];
+            crate::write::debug_info(&mut buf, 0, 0x1000 * i as u64, entries.into_iter());
+            let load = CodeLoad {
+                pid: 7,
+                tid: 7,
+                code_addr: 0x1000 * i as u64,
+                code_size: *size as u64,
+                code_index: i as u64,
+                name: b"f",
+                code: None,
+            };
+            want.push((buf.len() as u64, code.clone()));
+            crate::write::code_load_head(&mut buf, 0, &load);
+            buf.extend_from_slice(&code);
+        }
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&buf).unwrap();
+        let mut got = Vec::new();
+        let mut debug = 0;
+        let scanned = scan(&file, |offset, item| match item {
+            Item::Load(load) => got.push((offset, load.code.unwrap().to_vec())),
+            Item::DebugInfo { .. } => debug += 1,
+            _ => panic!("{item:?}"),
+        })
+        .unwrap();
+        assert_eq!(scanned.problems, []);
+        assert_eq!(debug, 40);
+        assert!(got == want, "the loads differ");
     }
 }
