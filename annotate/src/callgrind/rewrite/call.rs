@@ -1,9 +1,10 @@
 //! Writing a call or jump group: the callee's names (a JIT callee's own
-//! object and file), the `calls=`/`jump=` line with its target (placed by
-//! `target.rs`), and the position line of the call site (with its source
-//! line in JIT code). Calls between pieces of
-//! one JIT function are folded into self cost, but between two of its
-//! recursion levels, which stay calls.
+//! object and file; a jump's, `jump.rs`), the `calls=`/`jump=` line with
+//! its target (decoded against the input's state, which targets never
+//! move, and given its source line where it lies in JIT code), and the
+//! position line of the call site (with its source line in JIT code).
+//! Calls between pieces of one JIT function are folded into self cost,
+//! but between two of its recursion levels, which stay calls.
 
 use super::group::{NameLine, Parsed};
 use super::ids::Sym;
@@ -11,9 +12,10 @@ use super::naming::FnKind;
 use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{Res, Rewriter};
+use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
+use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -228,60 +230,6 @@ impl Rewriter<'_> {
         self.emit().function("cfn", raw, callee, true)
     }
 
-    /// `jfi=`/`jfn=` for a jump. In JIT code the target's file comes from
-    /// the line table (`target` given); a jump into another JIT function
-    /// names that function's file. A jump that would name a function in
-    /// another object names none (see
-    /// [`names_other_object`](Self::names_other_object)).
-    fn write_jump_names(
-        &mut self,
-        parsed: &Parsed,
-        target_fn: Option<FnRef>,
-        target: Option<Pos>,
-    ) -> Res {
-        if target_fn.is_some_and(|f| self.names_other_object(f)) {
-            return Ok(());
-        }
-        let jit_file = match target_fn.map(|f| f.kind) {
-            Some(FnKind::Jit { symbol, .. }) => Some(self.naming.jit_ident(symbol).file),
-            _ => None,
-        };
-        match (self.part.block, target) {
-            (Block::Jit(symbol), Some(target)) => {
-                let here = self.naming.locate(&self.cols, symbol, target).1;
-                let file = jit_file.or(here).unwrap_or(self.writer.current.file);
-                self.emit()
-                    .name_if_changed("jfi", Space::Files, file, |c| c.file)?;
-            }
-            _ => match (jit_file, parsed.file.as_ref()) {
-                (Some(file), _) => self
-                    .emit()
-                    .name_if_changed("jfi", Space::Files, file, |c| c.file)?,
-                (None, Some(named)) => {
-                    self.emit()
-                        .input_name(Space::Files, named.raw, named.nr, true)?
-                }
-                (None, None) => {}
-            },
-        }
-        match (target_fn, parsed.func) {
-            (Some(f), Some((raw, _))) => self.emit().function("jfn", raw, f, true),
-            _ => Ok(()),
-        }
-    }
-
-    /// True where a jump's target `f` is no JIT code and the output's
-    /// object is not the input's (a JIT block jumping into a stub
-    /// callgrind named when it was called): `jfn=` takes the current
-    /// object, so it could only name another function than the input's.
-    /// KCachegrind would list a second one of that name, or, where `jfn=`
-    /// first defines its id, bind the stub's own lines to the JIT code's
-    /// object and file. Such a jump is written as one inside the jumping
-    /// function, as callgrind writes a jump that stays in one.
-    fn names_other_object(&self, f: FnRef) -> bool {
-        !f.renamed() && self.writer.current.ob != self.reader.current.ob
-    }
-
     /// Keeps the input's `cob=`/`cfi=` line, or names the callee's
     /// object/file (`want`) where the output's default no longer fits.
     fn keep_or_name(&mut self, key: &str, space: Space, line: Option<&NameLine>, want: Sym) -> Res {
@@ -292,6 +240,105 @@ impl Rewriter<'_> {
         match line {
             Some(named) => self.emit().input_name(space, named.raw, named.nr, true),
             None => self.emit().name_if_changed(key, space, want, current),
+        }
+    }
+
+    /// A call or jump target relative to the input's state (targets never
+    /// move the state), read back where the lazy pass forgot that state
+    /// (`recall.rs`).
+    pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
+        match self.placed_target(text)? {
+            Some(pos) => Ok(pos),
+            None => Ok(self.decode_recalled(text)?.0),
+        }
+    }
+
+    /// A call or jump target, where it can be placed without reading
+    /// back: `None` for a relative one after the position was forgotten.
+    fn placed_target(&self, text: &[u8]) -> Res<Option<Pos>> {
+        if let Some(pos) = self.quick_target(text) {
+            return Ok(Some(pos));
+        }
+        if let Some(state) = self.reader.pos() {
+            return Ok(Some(self.cols.decode(text, state)?.0));
+        }
+        match self.cols.decode_absolute(text) {
+            Ok(decoded) => Ok(Some(decoded.0)),
+            Err(Some(e)) => Err(Fail::Line(e)),
+            Err(None) => Ok(None),
+        }
+    }
+
+    /// A target of the common `instr line` form, after one blank, read in
+    /// one pass (see [`quick::instr_line`]); `None` for any other, which
+    /// [`decode_target`](Self::decode_target) reads.
+    #[inline]
+    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
+        if !self.cols.is_instr_line() {
+            return None;
+        }
+        let text = text.strip_prefix(b" ")?;
+        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
+            Some(state) => (state, quick::instr_line(text, &state)?),
+            None => (Pos::default(), quick::absolute_instr_line(text)?),
+        };
+        (pos[0], pos[1]) = (addr, line);
+        Some(pos)
+    }
+
+    /// A target inside JIT code gets its source line (a JIT callee's, or
+    /// a target in a JIT block's own function). A function of no JIT
+    /// range keeps the position callgrind gave, wherever it lies: a
+    /// callee (BEAM's threads enter JIT code under the name `clone`), or
+    /// an address-named stub's own jump into JIT code.
+    pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
+        match (callee.map(|f| f.kind), self.part.block) {
+            (Some(kind @ FnKind::Jit { .. }), _) => self.jit_target_pos(target, kind),
+            (None, Block::Jit(symbol)) if self.cols.index(Column::Instr).is_some() => {
+                self.naming.locate(&self.cols, symbol, target).2
+            }
+            _ => target,
+        }
+    }
+
+    /// The target of a call into JIT code from native code: decoded if it
+    /// can be without reading back, else the pseudo-function's own address
+    /// (callgrind names each one after its call target), with its source
+    /// line: the line callgrind gave is replaced either way.
+    pub(super) fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
+        let target = self.placed_target(text)?.unwrap_or_default();
+        Ok(self.jit_target_pos(target, callee))
+    }
+
+    /// A target in JIT pseudo-function `callee` with its source line: the
+    /// line table's where addresses are known, else the function's own
+    /// line.
+    fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
+        let FnKind::Jit {
+            symbol, addr, line, ..
+        } = callee
+        else {
+            unreachable!("a JIT callee")
+        };
+        match (
+            self.cols.index(Column::Instr),
+            self.cols.index(Column::Line),
+        ) {
+            (Some(i), li) => {
+                if target[i] == 0 {
+                    target[i] = addr;
+                }
+                match li {
+                    Some(li) if target[i] == addr => target[li] = u64::from(line),
+                    _ => target = self.naming.locate(&self.cols, symbol, target).2,
+                }
+                target
+            }
+            (None, Some(li)) => {
+                target[li] = u64::from(self.naming.symbols.get(symbol).line);
+                target
+            }
+            (None, None) => target,
         }
     }
 }

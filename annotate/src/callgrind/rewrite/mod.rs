@@ -17,8 +17,8 @@
 //! | `version:` `events:` `positions:` `totals:` … | `header` | header.rs |
 //! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
 //! | `fn=` | `function` | function.rs |
-//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | reader.rs |
-//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | reader.rs, call.rs |
+//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | group.rs |
+//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | group.rs, call.rs (a jump's names: jump.rs) |
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
@@ -39,13 +39,13 @@ mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
+mod jump;
 pub(in crate::callgrind) mod naming;
 mod owner;
 pub(in crate::callgrind) mod reader;
 mod recall;
 pub(in crate::callgrind) mod reentry;
 pub(in crate::callgrind) mod state;
-mod target;
 #[cfg(test)]
 mod tests;
 pub(in crate::callgrind) mod writer;
