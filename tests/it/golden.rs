@@ -127,6 +127,7 @@ cases! {
     escaped_name_parts = "escaped-name-parts",
     fold_and_suffix = "fold-and-suffix",
     held_native_group = "held-native-group",
+    jump_into_inlined = "jump-into-inlined",
     jump_to_stub = "jump-to-stub",
     jumps = "jumps",
     line_only = "line-only",

@@ -228,8 +228,14 @@ pub(super) fn transfer_key(
         // target instruction lies in (callgrind's `cfi=` names the called
         // function's file).
         Some(r) => {
-            let (_, tpos) = map_pos(symbols, r, target_pos, columns);
-            ([r.object.clone(), r.decl.0.clone(), callee.name], tpos)
+            let (line_file, tpos) = map_pos(symbols, r, target_pos, columns);
+            let target = [r.object.clone(), r.decl.0.clone(), callee.name];
+            // A jump within the function names no function (`jfn=`): its
+            // file is the target line's (KCachegrind reads `jfi=` so).
+            let within =
+                kind != "calls" && target == [place.0.clone(), place.1.clone(), place.3.clone()];
+            let file = if within { line_file } else { r.decl.0.clone() };
+            ([r.object.clone(), file, target[2].clone()], tpos)
         }
         // A jump names no object (`jfn=` takes the current one): from a
         // JIT function's record (its object not the input's) to code of

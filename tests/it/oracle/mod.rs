@@ -47,6 +47,8 @@
 //!    A jump from a JIT function's record to code of no JIT range is a
 //!    jump within that function: the format names no object for a jump,
 //!    so it cannot name the target's from there.
+//!    A jump within one function names no function: its target's file
+//!    is the file of the target's line (KCachegrind reads `jfi=` so).
 //! 3. Caller components of a name (`--separate-callers`) that are JIT
 //!    addresses are renamed the same way, in any object.
 //! 4. Folding: a call (not a jump) to an address of a JIT range other than
