@@ -130,9 +130,11 @@ impl<'f> Ahead<'f> {
         out.clear();
         let (current, joined) = (&self.current, &self.joined);
         if offset < current.base {
-            if offset < joined.base || joined.end() < current.base {
+            // Before the current chunk: in the stretch, which ends in it.
+            if offset < joined.base {
                 return Err(backwards(offset));
             }
+            debug_assert!(joined.end() >= current.base);
             let from = (offset - joined.base) as usize;
             out.extend_from_slice(&joined.bytes[from..(current.base - joined.base) as usize]);
         }
@@ -284,6 +286,23 @@ mod tests {
             let err = ahead.at(7 * CHUNK as u64, 16).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
             assert!(err.to_string().contains("became shorter"), "{err}");
+        });
+    }
+
+    /// A record's prefix read across a chunk's end, then the whole record
+    /// from the same offset (as the scan reads each record).
+    #[test]
+    fn a_stretch_asked_for_again_longer_is_the_files_bytes() {
+        let data = data(3 * CHUNK);
+        let file = file_of(&data);
+        std::thread::scope(|scope| {
+            let mut ahead = Ahead::new(&file, scope).unwrap();
+            let at = CHUNK - 4;
+            assert_eq!(&ahead.at(at as u64, 8).unwrap()[..8], &data[at..at + 8]);
+            let got = ahead.at(at as u64, CHUNK + 100).unwrap();
+            assert_eq!(&got[..CHUNK + 100], &data[at..at + CHUNK + 100]);
+            let at = at + 6;
+            assert_eq!(&ahead.at(at as u64, 50).unwrap()[..50], &data[at..at + 50]);
         });
     }
 
