@@ -256,11 +256,17 @@ mod tests {
         (0..len).map(|i| (i % 251) as u8).collect()
     }
 
+    /// Runs `test` on an `Ahead` (on its thread) over a file of `len`
+    /// bytes, and the bytes.
+    fn on_file_of(len: usize, test: impl FnOnce(Ahead, &[u8])) {
+        let data = data(len);
+        let file = file_of(&data);
+        std::thread::scope(|scope| test(Ahead::new(&file, scope).unwrap(), &data));
+    }
+
     #[test]
     fn every_request_sees_the_files_own_bytes() {
-        let data = data(5 * CHUNK + 1234);
-        let file = file_of(&data);
-        std::thread::scope(|scope| reads_forward(Ahead::new(&file, scope).unwrap(), &data));
+        on_file_of(5 * CHUNK + 1234, reads_forward);
     }
 
     #[test]
@@ -293,10 +299,7 @@ mod tests {
     /// from the same offset (as the scan reads each record).
     #[test]
     fn a_stretch_asked_for_again_longer_is_the_files_bytes() {
-        let data = data(3 * CHUNK);
-        let file = file_of(&data);
-        std::thread::scope(|scope| {
-            let mut ahead = Ahead::new(&file, scope).unwrap();
+        on_file_of(3 * CHUNK, |mut ahead, data| {
             let at = CHUNK - 4;
             assert_eq!(&ahead.at(at as u64, 8).unwrap()[..8], &data[at..at + 8]);
             let got = ahead.at(at as u64, CHUNK + 100).unwrap();
@@ -308,10 +311,7 @@ mod tests {
 
     #[test]
     fn a_request_behind_what_was_read_is_an_error() {
-        let data = data(3 * CHUNK);
-        let file = file_of(&data);
-        std::thread::scope(|scope| {
-            let mut ahead = Ahead::new(&file, scope).unwrap();
+        on_file_of(3 * CHUNK, |mut ahead, _| {
             ahead.at(2 * CHUNK as u64 + 5, 10).unwrap();
             let err = ahead.at(10, CHUNK).unwrap_err();
             assert!(err.to_string().contains("forward scan"), "{err}");
