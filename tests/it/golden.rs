@@ -131,6 +131,7 @@ cases! {
     jump_to_stub = "jump-to-stub",
     jumps = "jumps",
     line_only = "line-only",
+    line_only_jump = "line-only-jump",
     moved_calls = "moved-calls",
     name_id_two_objects = "name-id-two-objects",
     native_callee_jit_target = "native-callee-jit-target",

@@ -287,16 +287,15 @@ impl Rewriter<'_> {
     }
 
     /// A target inside JIT code gets its source line (a JIT callee's, or
-    /// a target in a JIT block's own function). A function of no JIT
+    /// a target in a JIT block's own function; without addresses, the
+    /// function's declared line, as its cost lines). A function of no JIT
     /// range keeps the position callgrind gave, wherever it lies: a
     /// callee (BEAM's threads enter JIT code under the name `clone`), or
     /// an address-named stub's own jump into JIT code.
     pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
         match (callee.map(|f| f.kind), self.part.block) {
             (Some(kind @ FnKind::Jit { .. }), _) => self.jit_target_pos(target, kind),
-            (None, Block::Jit(symbol)) if self.cols.index(Column::Instr).is_some() => {
-                self.naming.locate(&self.cols, symbol, target).2
-            }
+            (None, Block::Jit(symbol)) => self.naming.locate(&self.cols, symbol, target).2,
             _ => target,
         }
     }
