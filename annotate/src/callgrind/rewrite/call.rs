@@ -310,8 +310,9 @@ impl Rewriter<'_> {
     }
 
     /// A target in JIT pseudo-function `callee` with its source line: the
-    /// line table's where addresses are known, else the function's own
-    /// line.
+    /// line table's where addresses are known (an unknown address is the
+    /// function's own, whose line its kind holds), else the function's own
+    /// line (`locate`).
     fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
         let FnKind::Jit {
             symbol, addr, line, ..
@@ -319,26 +320,16 @@ impl Rewriter<'_> {
         else {
             unreachable!("a JIT callee")
         };
-        match (
-            self.cols.index(Column::Instr),
-            self.cols.index(Column::Line),
-        ) {
-            (Some(i), li) => {
-                if target[i] == 0 {
-                    target[i] = addr;
-                }
-                match li {
-                    Some(li) if target[i] == addr => target[li] = u64::from(line),
-                    _ => target = self.naming.locate(&self.cols, symbol, target).2,
-                }
-                target
+        if let Some(i) = self.cols.index(Column::Instr) {
+            if target[i] == 0 {
+                target[i] = addr;
             }
-            (None, Some(li)) => {
-                target[li] = u64::from(self.naming.symbols.get(symbol).line);
-                target
+            if let (true, Some(li)) = (target[i] == addr, self.cols.index(Column::Line)) {
+                target[li] = u64::from(line);
+                return target;
             }
-            (None, None) => target,
         }
+        self.naming.locate(&self.cols, symbol, target).2
     }
 }
 
