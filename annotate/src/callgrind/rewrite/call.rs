@@ -1,24 +1,93 @@
-//! Writing a call or jump group: the callee's names (a JIT callee's own
-//! object and file; a jump's, `jump.rs`), the `calls=`/`jump=` line with
-//! its target (decoded against the input's state, which targets never
-//! move, and given its source line where it lies in JIT code), and the
+//! Writing a call or jump group, as the reader buffered it (`reader.rs`),
+//! at its position line: its lines parsed, the callee's names (a JIT
+//! callee's own object and file; a jump's, `jump.rs`), the
+//! `calls=`/`jump=` line with its target (decoded against the input's
+//! state, `recall.rs`, and given its source line where it lies in JIT
+//! code), and the
 //! position line of the call site (with its source line in JIT code).
 //! Calls between pieces of one JIT function are folded into self cost,
 //! but between two of its recursion levels, which stay calls.
 
-use super::group::{NameLine, Parsed};
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::{Current, FnRef, Group, Space};
+use super::reader::{FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{Fail, Res, Rewriter};
-use crate::callgrind::format::line::{parse_u64, CountLine};
+use super::state::Current;
+use super::{Res, Rewriter};
+use crate::callgrind::format::line::{parse_u64, CountLine, Key, NameRef};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
-use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
+/// One group line as input: the raw line and its name.
+pub(super) struct NameLine<'a> {
+    pub raw: &'a [u8],
+    pub sym: Sym,
+    pub nr: NameRef<'a>,
+}
+
+/// A parsed group.
+#[derive(Default)]
+pub(super) struct Parsed<'a> {
+    pub ob: Option<NameLine<'a>>,
+    pub file: Option<NameLine<'a>>,
+    pub func: Option<(&'a [u8], &'a [u8])>,
+    /// The `calls=`/`jump=`/`jcnd=` line, its count and its target text.
+    pub count: Option<CountLine<'a>>,
+    pub is_call: bool,
+}
+
 impl Rewriter<'_> {
+    pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
+        let group = std::mem::take(&mut self.reader.group);
+        let result = self.write_group(&group, raw, text, terminated);
+        self.reader.group = group;
+        self.reader.group.clear();
+        result
+    }
+
+    pub(super) fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
+        let object = self.group_callee_object(parsed);
+        parsed
+            .func
+            .map(|(_, value)| self.resolve_fn(value, object))
+            .transpose()
+    }
+
+    /// The object of a group's callee: a call's `cob=`, else the input's.
+    pub(super) fn group_callee_object(&self, parsed: &Parsed) -> Sym {
+        match (&parsed.ob, parsed.is_call) {
+            (Some(n), true) => n.sym,
+            _ => self.reader.current.ob,
+        }
+    }
+
+    pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
+        let mut parsed = Parsed::default();
+        for (key, raw, value) in group.lines() {
+            match key {
+                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
+                Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
+                Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
+                _ => {
+                    parsed.is_call = key == Key::Calls;
+                    let name = match key {
+                        Key::Calls => "calls",
+                        Key::Jump => "jump",
+                        _ => "jcnd",
+                    };
+                    parsed.count = Some(CountLine::parse(name, raw)?);
+                }
+            }
+        }
+        Ok(parsed)
+    }
+
+    fn named<'a>(&mut self, space: Space, raw: &'a [u8], value: &'a [u8]) -> Res<NameLine<'a>> {
+        let (sym, nr) = self.name_value(space, value)?;
+        Ok(NameLine { raw, sym, nr })
+    }
+
     /// Native code whose lines are copied (`copies_verbatim`): the
     /// positions stay undecoded, the position line is copied after the
     /// group. The names are rewritten where the callee is JIT code (with
@@ -241,49 +310,6 @@ impl Rewriter<'_> {
             Some(named) => self.emit().input_name(space, named.raw, named.nr, true),
             None => self.emit().name_if_changed(key, space, want, current),
         }
-    }
-
-    /// A call or jump target relative to the input's state (targets never
-    /// move the state), read back where the lazy pass forgot that state
-    /// (`recall.rs`).
-    pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
-        match self.placed_target(text)? {
-            Some(pos) => Ok(pos),
-            None => Ok(self.decode_recalled(text)?.0),
-        }
-    }
-
-    /// A call or jump target, where it can be placed without reading
-    /// back: `None` for a relative one after the position was forgotten.
-    fn placed_target(&self, text: &[u8]) -> Res<Option<Pos>> {
-        if let Some(pos) = self.quick_target(text) {
-            return Ok(Some(pos));
-        }
-        if let Some(state) = self.reader.pos() {
-            return Ok(Some(self.cols.decode(text, state)?.0));
-        }
-        match self.cols.decode_absolute(text) {
-            Ok(decoded) => Ok(Some(decoded.0)),
-            Err(Some(e)) => Err(Fail::Line(e)),
-            Err(None) => Ok(None),
-        }
-    }
-
-    /// A target of the common `instr line` form, after one blank, read in
-    /// one pass (see [`quick::instr_line`]); `None` for any other, which
-    /// [`decode_target`](Self::decode_target) reads.
-    #[inline]
-    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
-        if !self.cols.is_instr_line() {
-            return None;
-        }
-        let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
-            Some(state) => (state, quick::instr_line(text, &state)?),
-            None => (Pos::default(), quick::absolute_instr_line(text)?),
-        };
-        (pos[0], pos[1]) = (addr, line);
-        Some(pos)
     }
 
     /// A target inside JIT code gets its source line (a JIT callee's, or

@@ -2,7 +2,7 @@
 //! file, the line table's file inside JIT code, or none where the output
 //! could only name another function than the input does.
 
-use super::group::Parsed;
+use super::call::Parsed;
 use super::naming::FnKind;
 use super::reader::{FnRef, Space};
 use super::state::Block;

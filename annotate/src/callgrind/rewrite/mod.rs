@@ -17,8 +17,8 @@
 //! | `version:` `events:` `positions:` `totals:` … | `header` | header.rs |
 //! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
 //! | `fn=` | `function` | function.rs |
-//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | group.rs |
-//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | group.rs, call.rs (a jump's names: jump.rs) |
+//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | reader.rs |
+//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | call.rs (a jump's names: jump.rs; its target decoded: recall.rs) |
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
@@ -35,7 +35,6 @@ mod call;
 mod cost;
 mod escape;
 mod function;
-mod group;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
@@ -162,7 +161,7 @@ impl<'t> Rewriter<'t> {
         self.cut_line |= !terminated && !raw.is_empty();
         let parsed = classify(raw)?;
         match parsed {
-            Line::Spec { key, value } if group::is_group_key(key) => {
+            Line::Spec { key, value } if reader::is_group_key(key) => {
                 self.group_line(key, raw, value)
             }
             Line::Position(text) if self.reader.group.awaits_position() => {

@@ -10,59 +10,10 @@
 use super::escape::IdSpace;
 use super::ids::{IdMap, NameSpace, Sym};
 use super::naming::{FnKind, Named};
+use super::state::Current;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{name_ref, Key, NameRef};
 use crate::callgrind::format::position::Pos;
-
-/// The names a reader has as current: `ob=`, `fl=` (the function's file)
-/// and `fi=`/`fe=` (the file of the cost lines).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) struct Current {
-    pub ob: Sym,
-    pub fl: Sym,
-    pub file: Sym,
-}
-
-impl Current {
-    pub fn new(none: Sym) -> Self {
-        Current {
-            ob: none,
-            fl: none,
-            file: none,
-        }
-    }
-
-    /// The names after a line setting `which` to `sym`.
-    #[inline(always)]
-    pub fn set(&mut self, which: Sets, sym: Sym) {
-        match which {
-            Sets::Object => self.ob = sym,
-            Sets::FunctionFile => (self.fl, self.file) = (sym, sym),
-            Sets::File => self.file = sym,
-        }
-    }
-}
-
-/// Which current name an `ob=`, `fl=` or `fi=`/`fe=` line sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) enum Sets {
-    /// `ob=`: the object.
-    Object,
-    /// `fl=`: the function's file (and so the current file).
-    FunctionFile,
-    /// `fi=`/`fe=`: the file of the cost lines.
-    File,
-}
-
-impl Sets {
-    /// The id space of the names it sets.
-    pub fn space(self) -> Space {
-        match self {
-            Sets::Object => Space::Objects,
-            Sets::FunctionFile | Sets::File => Space::Files,
-        }
-    }
-}
 
 /// The input reader's state in one part (ids restart at each part).
 pub(in crate::callgrind) struct Reader {
@@ -317,6 +268,18 @@ impl Rewriter<'_> {
         let name = self.naming.names.intern(&name);
         self.naming.jit_kind(&jit, name)
     }
+
+    /// A line of a call or jump group: `raw`, whose value is `value`.
+    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
+        if self.reader.group.awaits_position() {
+            return Err("expected a position line after calls=/jump=/jcnd=".into());
+        }
+        if key == Key::Calls && !self.reader.group.has(Key::Cfn) {
+            return Err("calls= without a cfn= before it".into());
+        }
+        self.reader.group.push(key, raw, value);
+        Ok(())
+    }
 }
 
 fn space_word(space: Space) -> &'static str {
@@ -373,4 +336,12 @@ impl Group {
         self.bytes.clear();
         self.lines.clear();
     }
+}
+
+/// True for the keys that belong to a call or jump group.
+pub(super) fn is_group_key(key: Key) -> bool {
+    matches!(
+        key,
+        Key::Cob | Key::Cfi | Key::Cfn | Key::Calls | Key::Jump | Key::Jcnd | Key::Jfi | Key::Jfn
+    )
 }

@@ -14,6 +14,7 @@ use std::ops::Range;
 use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::line::starts_position;
 use crate::callgrind::format::position::{Columns, Pos};
+use crate::callgrind::format::quick;
 use crate::callgrind::stream::shared::ReadAgain;
 
 /// Bytes read back at a time.
@@ -107,6 +108,53 @@ fn decode_between(
         buf.drain(..whole);
     }
     Ok(())
+}
+
+/// Call and jump targets: decoded against the input's state (targets
+/// never move it), read back where the lazy pass forgot it.
+impl Rewriter<'_> {
+    /// A call or jump target relative to the input's state (targets never
+    /// move the state), read back where the lazy pass forgot that state
+    /// (`recall.rs`).
+    pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
+        match self.placed_target(text)? {
+            Some(pos) => Ok(pos),
+            None => Ok(self.decode_recalled(text)?.0),
+        }
+    }
+
+    /// A call or jump target, where it can be placed without reading
+    /// back: `None` for a relative one after the position was forgotten.
+    pub(super) fn placed_target(&self, text: &[u8]) -> Res<Option<Pos>> {
+        if let Some(pos) = self.quick_target(text) {
+            return Ok(Some(pos));
+        }
+        if let Some(state) = self.reader.pos() {
+            return Ok(Some(self.cols.decode(text, state)?.0));
+        }
+        match self.cols.decode_absolute(text) {
+            Ok(decoded) => Ok(Some(decoded.0)),
+            Err(Some(e)) => Err(Fail::Line(e)),
+            Err(None) => Ok(None),
+        }
+    }
+
+    /// A target of the common `instr line` form, after one blank, read in
+    /// one pass (see [`quick::instr_line`]); `None` for any other, which
+    /// [`decode_target`](Self::decode_target) reads.
+    #[inline]
+    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
+        if !self.cols.is_instr_line() {
+            return None;
+        }
+        let text = text.strip_prefix(b" ")?;
+        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
+            Some(state) => (state, quick::instr_line(text, &state)?),
+            None => (Pos::default(), quick::absolute_instr_line(text)?),
+        };
+        (pos[0], pos[1]) = (addr, line);
+        Some(pos)
+    }
 }
 
 #[cfg(test)]
