@@ -279,7 +279,36 @@ mod tests {
             }
         );
         assert_eq!(classify(b"+3 * 5").unwrap(), Line::Position(b"+3 * 5"));
-        assert!(classify(b" 3 5").is_err());
+        let keys = [
+            ("ob", Key::Ob),
+            ("fl", Key::Fl),
+            ("fi", Key::Fi),
+            ("fe", Key::Fe),
+            ("fn", Key::Fn),
+            ("cob", Key::Cob),
+            ("cfi", Key::Cfi),
+            ("cfn", Key::Cfn),
+            ("calls", Key::Calls),
+            ("jump", Key::Jump),
+            ("jcnd", Key::Jcnd),
+            ("jfi", Key::Jfi),
+            ("jfn", Key::Jfn),
+            ("xyz", Key::Other),
+        ];
+        for (key, want) in keys {
+            let line = format!("{key}=(1)");
+            let got = classify(line.as_bytes()).unwrap();
+            assert_eq!(
+                got,
+                Line::Spec {
+                    key: want,
+                    value: b"(1)"
+                },
+                "{key}"
+            );
+        }
+        let blanks = classify(b" 3 5").unwrap_err();
+        assert!(blanks.contains("starts with blanks"), "{blanks}");
         assert!(classify(b"rec=2").is_err());
         assert!(classify(b"\x01garbage").is_err());
     }
@@ -322,6 +351,34 @@ mod tests {
     fn parses_u64_strictly() {
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"99999999999999999999"), None);
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_u64(b"00000000000000000001"), Some(1));
+        assert_eq!(parse_u64(b"000000000000000000001"), None);
         assert_eq!(parse_u64(b"1a"), None);
+        assert_eq!(parse_u64(b""), None);
+    }
+
+    #[test]
+    fn counts_are_numbers_or_pairs_of_them() {
+        for good in [&b"1"[..], b"123", b"1/2", b"18446744073709551615"] {
+            assert_eq!(check_count(good), Ok(()), "{good:?}");
+        }
+        let long = b"000000000000000000001"; // 21 digits
+        for bad in [
+            &b""[..],
+            b"a",
+            b"1a",
+            b"1/",
+            b"/2",
+            b"99999999999999999999",
+            long,
+        ] {
+            let err = check_count(bad).unwrap_err();
+            assert!(err.starts_with("bad count"), "{bad:?}: {err}");
+        }
     }
 }
