@@ -14,9 +14,9 @@
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
 use crate::callgrind::rewrite::ids::Sym;
+use crate::callgrind::rewrite::reader::Sets;
 use crate::callgrind::rewrite::reentry::Who;
 use crate::callgrind::rewrite::state::Block;
-use crate::callgrind::rewrite::state::Sets;
 use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
 
 /// What the lane did with a line.

@@ -10,10 +10,9 @@
 
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::{FnRef, Group, Space};
+use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::state::Current;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine, Key, NameRef};
 use crate::callgrind::format::position::{first_cost, Column, Pos};

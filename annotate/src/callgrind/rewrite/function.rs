@@ -3,10 +3,10 @@
 //! output's current ones differ); leaving its block brings the file back.
 
 use super::naming::FnKind;
+use super::reader::Sets;
 use super::reader::Space;
 use super::reentry::Who;
 use super::state::Block;
-use super::state::Sets;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::Key;
 

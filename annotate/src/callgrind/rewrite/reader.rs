@@ -10,10 +10,59 @@
 use super::escape::IdSpace;
 use super::ids::{IdMap, NameSpace, Sym};
 use super::naming::{FnKind, Named};
-use super::state::Current;
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{name_ref, Key, NameRef};
 use crate::callgrind::format::position::Pos;
+
+/// The names a reader has as current: `ob=`, `fl=` (the function's file)
+/// and `fi=`/`fe=` (the file of the cost lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) struct Current {
+    pub ob: Sym,
+    pub fl: Sym,
+    pub file: Sym,
+}
+
+impl Current {
+    pub fn new(none: Sym) -> Self {
+        Current {
+            ob: none,
+            fl: none,
+            file: none,
+        }
+    }
+
+    /// The names after a line setting `which` to `sym`.
+    #[inline(always)]
+    pub fn set(&mut self, which: Sets, sym: Sym) {
+        match which {
+            Sets::Object => self.ob = sym,
+            Sets::FunctionFile => (self.fl, self.file) = (sym, sym),
+            Sets::File => self.file = sym,
+        }
+    }
+}
+
+/// Which current name an `ob=`, `fl=` or `fi=`/`fe=` line sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::callgrind) enum Sets {
+    /// `ob=`: the object.
+    Object,
+    /// `fl=`: the function's file (and so the current file).
+    FunctionFile,
+    /// `fi=`/`fe=`: the file of the cost lines.
+    File,
+}
+
+impl Sets {
+    /// The id space of the names it sets.
+    pub fn space(self) -> Space {
+        match self {
+            Sets::Object => Space::Objects,
+            Sets::FunctionFile | Sets::File => Space::Files,
+        }
+    }
+}
 
 /// The input reader's state in one part (ids restart at each part).
 pub(in crate::callgrind) struct Reader {

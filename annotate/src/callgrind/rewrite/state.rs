@@ -1,11 +1,10 @@
 //! The rewrite's own state beside the two readers' (`reader.rs`: the
 //! input's; `writer.rs`: the output's): how positions are tracked, and
-//! which function the current lines belong to; and the names each reader
-//! has as current ([`Current`]).
+//! which function the current lines belong to.
 
 use super::ids::Sym;
 use super::naming::FnKind;
-use super::reader::{FnRef, Space};
+use super::reader::FnRef;
 use super::reentry::Who;
 use crate::callgrind::format::position::Pos;
 use crate::symbols::SymbolId;
@@ -80,56 +79,6 @@ impl Part {
         match (self.block, self.block_fn.map(|f| f.kind)) {
             (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
             _ => None,
-        }
-    }
-}
-
-/// The names a reader has as current: `ob=`, `fl=` (the function's file)
-/// and `fi=`/`fe=` (the file of the cost lines).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) struct Current {
-    pub ob: Sym,
-    pub fl: Sym,
-    pub file: Sym,
-}
-
-impl Current {
-    pub fn new(none: Sym) -> Self {
-        Current {
-            ob: none,
-            fl: none,
-            file: none,
-        }
-    }
-
-    /// The names after a line setting `which` to `sym`.
-    #[inline(always)]
-    pub fn set(&mut self, which: Sets, sym: Sym) {
-        match which {
-            Sets::Object => self.ob = sym,
-            Sets::FunctionFile => (self.fl, self.file) = (sym, sym),
-            Sets::File => self.file = sym,
-        }
-    }
-}
-
-/// Which current name an `ob=`, `fl=` or `fi=`/`fe=` line sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::callgrind) enum Sets {
-    /// `ob=`: the object.
-    Object,
-    /// `fl=`: the function's file (and so the current file).
-    FunctionFile,
-    /// `fi=`/`fe=`: the file of the cost lines.
-    File,
-}
-
-impl Sets {
-    /// The id space of the names it sets.
-    pub fn space(self) -> Space {
-        match self {
-            Sets::Object => Space::Objects,
-            Sets::FunctionFile | Sets::File => Space::Files,
         }
     }
 }

@@ -8,8 +8,7 @@
 use super::escape::{reads_as_id, Escapes, IdSpace};
 use super::ids::{IdSet, Interner, Sym};
 use super::naming::FnKind;
-use super::reader::{FnRef, Reader, Space};
-use super::state::Current;
+use super::reader::{Current, FnRef, Reader, Space};
 use super::{Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, NameRef};
 use crate::callgrind::format::position::{Columns, Pos};
