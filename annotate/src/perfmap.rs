@@ -208,8 +208,39 @@ mod tests {
 
     #[test]
     fn lines_without_a_name_or_a_number_do_not_parse() {
-        for line in [&b"zz 10 f"[..], b"10 20", b"10 20 \t ", b"10"] {
+        // Blank names: ASCII blanks beyond spaces and tabs, and Unicode
+        // ones (a no-break space).
+        let blank = [
+            &b"10 20 \x0b"[..],
+            b"10 20 \xc2\xa0",
+            b"10 20 \xc2\xa0 \x0c",
+        ];
+        for line in [&b"zz 10 f"[..], b"10 20", b"10 20 \t ", b"10"]
+            .iter()
+            .chain(&blank)
+        {
             assert_eq!(fields(line), None, "{}", String::from_utf8_lossy(line));
+        }
+        for line in [&b"10 20 \xc3\xa9t\xc3\xa9"[..], b"10 20 \xff", b"10 20 ~"] {
+            assert!(fields(line).is_some(), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn a_file_is_a_perf_map_where_its_first_line_parses() {
+        assert!(looks_like_perf_map(b"7f00 10 f\nnot a line\n"));
+        assert!(looks_like_perf_map(b"0x10 0x20 g\r\n"));
+        for not in [
+            &b""[..],
+            b"\n7f00 10 f\n",
+            b"==123== Memcheck\n",
+            b"hello world\n",
+        ] {
+            assert!(
+                !looks_like_perf_map(not),
+                "{}",
+                String::from_utf8_lossy(not)
+            );
         }
     }
 

@@ -208,3 +208,51 @@ fn a_range_met_only_by_address_after_its_file_changed_fails_the_output() {
     let profile = "positions: instr line\nevents: Ir\nob=???\nfn=0x0000000000010000\n0x10000 1 1\n0x10120 1 1\n";
     assert_symbol_file_fails(profile, &table);
 }
+
+/// The file a table files the function at `addr` under.
+fn file_at(table: &SymbolTable, addr: u64) -> Option<String> {
+    let symbol = table.symbol(table.lookup(addr)?.symbol);
+    symbol.file.map(|f| table.file(f).to_string())
+}
+
+#[test]
+fn two_modules_functions_of_one_name_stay_one_with_a_source_file() {
+    // Two modules, each a block of two functions back to back (wasmtime's
+    // layout). `fib` has a source file in both: one function, filed under
+    // it. `tramp` has none: two functions, one per module.
+    let mut dump = header();
+    for (i, base) in [0x1000u64, 0x2000].into_iter().enumerate() {
+        debug(&mut dump, base, &[(base, 3)]);
+        load(&mut dump, base, 0x10, 2 * i as u64, b"fib");
+        load(&mut dump, base + 0x10, 0x20, 2 * i as u64 + 1, b"tramp");
+    }
+    let table = table(&dump, None);
+    for base in [0x1000, 0x2000] {
+        assert_eq!(file_at(&table, base).as_deref(), Some("f.toy"), "{base:#x}");
+    }
+    assert_eq!(file_at(&table, 0x1010).as_deref(), Some("<jit module 1>"));
+    assert_eq!(file_at(&table, 0x2010).as_deref(), Some("<jit module 2>"));
+}
+
+#[test]
+fn a_module_block_allows_up_to_63_bytes_of_padding() {
+    // The same two modules with `tramp` 63 bytes after `fib`'s end: still
+    // blocks, so the two `tramp`s are told apart; at 64 bytes, four loads
+    // one at a time, and each name is one function.
+    for (gap, apart) in [(63u64, true), (64, false)] {
+        let mut dump = header();
+        for (i, base) in [0x1000u64, 0x2000].into_iter().enumerate() {
+            load(&mut dump, base, 0x10, 2 * i as u64, b"fib");
+            load(
+                &mut dump,
+                base + 0x10 + gap,
+                0x20,
+                2 * i as u64 + 1,
+                b"tramp",
+            );
+        }
+        let table = table(&dump, None);
+        let module = file_at(&table, 0x1010 + gap);
+        assert_eq!(module.is_some(), apart, "gap {gap}: {module:?}");
+    }
+}
