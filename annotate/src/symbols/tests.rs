@@ -77,6 +77,47 @@ fn assert_near_agrees(table: &SymbolTable, addr: u64) {
 }
 
 #[test]
+fn a_range_inside_another_leaves_the_outer_one_around_it() {
+    // The inner range is the later line: it wins where it lies; the outer
+    // one holds what is left on both sides, up to its own end, also when
+    // no range starts after the inner one ends.
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("perf-1.map".into(), b"1000 100 outer\n1010 10 inner\n");
+    let table = table.build();
+    let name = |addr| {
+        table
+            .lookup_range(addr)
+            .map(|(r, h)| (r, table.symbol(h.symbol).name.clone()))
+    };
+    let outer = |r: std::ops::Range<u64>| Some((r, "outer".to_string()));
+    assert_eq!(name(0x1005), outer(0x1000..0x1010));
+    assert_eq!(name(0x1015), Some((0x1010..0x1020, "inner".into())));
+    assert_eq!(name(0x1050), outer(0x1020..0x1100));
+    assert_eq!(name(0x1100), None);
+}
+
+#[test]
+fn a_later_range_over_an_earlier_one_is_ambiguous_only_where_names_differ() {
+    // The outer range is the later line: it wins over the inner one. Of
+    // one name, they are one range, not ambiguous; of two, the part they
+    // share is ambiguous and a range of its own.
+    let lookup = |map: &[u8], addr| {
+        let mut table = SymbolTable::builder();
+        table.add_perf_map("perf-1.map".into(), map);
+        let table = table.build();
+        let (range, hit) = table.lookup_range(addr).unwrap();
+        (range, table.symbol(hit.symbol).name.clone(), hit.ambiguous)
+    };
+    let same = b"1010 10 f\n1000 100 f\n";
+    for addr in [0x1005, 0x1015, 0x1050] {
+        assert_eq!(lookup(same, addr), (0x1000..0x1100, "f".into(), false));
+    }
+    let other = b"1010 10 g\n1000 100 f\n";
+    assert_eq!(lookup(other, 0x1015), (0x1010..0x1020, "f".into(), true));
+    assert_eq!(lookup(other, 0x1050), (0x1020..0x1100, "f".into(), false));
+}
+
+#[test]
 fn ordered_disjoint_ranges_answer_as_segments_would() {
     // In load order, in address order, none overlapping: the ranges are the
     // index. The same ranges loaded in another order need segments; both
