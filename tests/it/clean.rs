@@ -154,3 +154,34 @@ fn another_users_folders_and_links_are_left_alone_and_every_folder_is_reported()
     }
     assert_eq!(said.lines().count(), 3, "{said}");
 }
+
+#[test]
+fn a_folder_without_a_lock_file_is_judged_by_its_pid() {
+    // Folders of versions before the lock file: kept while a process of
+    // their pid runs (this test's own), removed once none does.
+    let dir = util::scratch("clean-no-lock");
+    let running = live_folder(&dir, std::process::id());
+    let gone = live_folder(&dir, 999_999_994);
+    for folder in [&running, &gone] {
+        std::fs::remove_file(folder.join("live.lock")).unwrap();
+    }
+    let (ok, said) = clean(&dir);
+    assert!(ok, "{said}");
+    assert!(running.join("jit-1-4856000.so").exists(), "{said}");
+    assert!(!gone.exists(), "{said}");
+}
+
+#[test]
+fn a_lock_file_that_is_a_link_is_not_followed() {
+    // A planted link in place of the lock: neither it nor its target is
+    // taken for live mode's lock, and the folder stays.
+    let dir = util::scratch("clean-lock-link");
+    let folder = live_folder(&dir, 999_999_993);
+    std::fs::remove_file(folder.join("live.lock")).unwrap();
+    std::fs::write(dir.join("elsewhere.lock"), b"keep").unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere.lock"), folder.join("live.lock")).unwrap();
+    let (_, said) = clean(&dir);
+    assert!(folder.join("jit-1-4856000.so").exists(), "{said}");
+    assert_eq!(std::fs::read(dir.join("elsewhere.lock")).unwrap(), b"keep");
+    assert!(said.contains("callgrind-jit-999999993"), "{said}");
+}
