@@ -277,19 +277,18 @@ mod tests {
 
     #[test]
     fn files_are_joined_in_part_order() {
-        let dir = std::env::temp_dir().join(format!("cgj-merge-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (one, two) = (dir.join("p.1"), dir.join("p"));
+        // Removed when dropped, a failed assertion's unwinding included.
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("p.1"), dir.path().join("p"));
         std::fs::write(&one, FIRST).unwrap();
         std::fs::write(&two, SECOND).unwrap();
-        let out = dir.join("joined");
+        let out = dir.path().join("joined");
         write(
             &[two.as_path(), one.as_path()],
             &File::create(&out).unwrap(),
         )
         .unwrap();
         let text = std::fs::read_to_string(&out).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(text, joined(&[FIRST, SECOND]).unwrap());
     }
 
