@@ -3,8 +3,8 @@
 //! callee's own object and file; a jump's, `jump.rs`), the
 //! `calls=`/`jump=` line with its target (decoded against the input's
 //! state, `recall.rs`, and given its source line where it lies in JIT
-//! code), and the
-//! position line of the call site (with its source line in JIT code).
+//! code), and the position line of the call site (with its source line in
+//! JIT code).
 //! Calls between pieces of one JIT function are folded into self cost,
 //! but between two of its recursion levels, which stay calls.
 
@@ -37,6 +37,8 @@ pub(super) struct Parsed<'a> {
 }
 
 impl Rewriter<'_> {
+    /// The position line after the group the reader buffered: the group
+    /// written, the reader's buffer emptied.
     pub(super) fn finish_group(&mut self, raw: &[u8], text: &[u8], terminated: bool) -> Res {
         let group = std::mem::take(&mut self.reader.group);
         let result = self.write_group(&group, raw, text, terminated);
@@ -45,6 +47,7 @@ impl Rewriter<'_> {
         result
     }
 
+    /// The group's callee, resolved under its object.
     pub(super) fn group_callee(&mut self, parsed: &Parsed) -> Res<Option<FnRef>> {
         let object = self.group_callee_object(parsed);
         parsed
@@ -61,6 +64,7 @@ impl Rewriter<'_> {
         }
     }
 
+    /// The group's lines, their names resolved against the reader's ids.
     pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
         let mut parsed = Parsed::default();
         for (key, raw, value) in group.lines() {
