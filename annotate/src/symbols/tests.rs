@@ -56,14 +56,25 @@ fn a_row_hint_never_changes_the_answer() {
 fn a_symbol_hint_never_changes_the_answer() {
     // b overlaps the middle of a (later wins), c2 has c's very range,
     // and the empty range owns no segment.
-    let map = b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n";
-    let mut table = SymbolTable::builder();
-    table.add_perf_map("perf-1.map".into(), map);
-    let table = table.build();
+    let table = map_table(b"1000 100 a\n1040 20 b\n2000 10 c\n2000 10 c2\n3000 0 empty\n");
     let addrs = (0xff0u64..0x1110)
         .chain(0x1ff0..0x2020)
         .chain(0x2ff0..0x3010);
     addrs.for_each(|addr| assert_near_agrees(&table, addr));
+}
+
+/// The table of one perf map holding `map`.
+fn map_table(map: &[u8]) -> SymbolTable {
+    let mut table = SymbolTable::builder();
+    table.add_perf_map("perf-1.map".into(), map);
+    table.build()
+}
+
+/// The range found at `addr`, and its symbol's name.
+fn named_range(table: &SymbolTable, addr: u64) -> Option<(std::ops::Range<u64>, String)> {
+    table
+        .lookup_range(addr)
+        .map(|(r, h)| (r, table.symbol(h.symbol).name.clone()))
 }
 
 /// A lookup near any symbol (and one past the last) answers as the plain
@@ -81,14 +92,8 @@ fn a_range_inside_another_leaves_the_outer_one_around_it() {
     // The inner range is the later line: it wins where it lies; the outer
     // one holds what is left on both sides, up to its own end, also when
     // no range starts after the inner one ends.
-    let mut table = SymbolTable::builder();
-    table.add_perf_map("perf-1.map".into(), b"1000 100 outer\n1010 10 inner\n");
-    let table = table.build();
-    let name = |addr| {
-        table
-            .lookup_range(addr)
-            .map(|(r, h)| (r, table.symbol(h.symbol).name.clone()))
-    };
+    let table = map_table(b"1000 100 outer\n1010 10 inner\n");
+    let name = |addr| named_range(&table, addr);
     let outer = |r: std::ops::Range<u64>| Some((r, "outer".to_string()));
     assert_eq!(name(0x1005), outer(0x1000..0x1010));
     assert_eq!(name(0x1015), Some((0x1010..0x1020, "inner".into())));
@@ -102,9 +107,7 @@ fn a_later_range_over_an_earlier_one_is_ambiguous_only_where_names_differ() {
     // one name, they are one range, not ambiguous; of two, the part they
     // share is ambiguous and a range of its own.
     let lookup = |map: &[u8], addr| {
-        let mut table = SymbolTable::builder();
-        table.add_perf_map("perf-1.map".into(), map);
-        let table = table.build();
+        let table = map_table(map);
         let (range, hit) = table.lookup_range(addr).unwrap();
         (range, table.symbol(hit.symbol).name.clone(), hit.ambiguous)
     };
@@ -124,19 +127,12 @@ fn ordered_disjoint_ranges_answer_as_segments_would() {
     // must answer alike, near any symbol.
     let ordered = b"1000 100 a\n1100 20 b\n1200 10 c\n2000 8 d\n";
     let shuffled = b"2000 8 d\n1200 10 c\n1000 100 a\n1100 20 b\n";
-    let tables = [&ordered[..], &shuffled[..]].map(|map| {
-        let mut table = SymbolTable::builder();
-        table.add_perf_map("perf-1.map".into(), map);
-        table.build()
-    });
+    let tables = [&ordered[..], &shuffled[..]].map(map_table);
     assert!(matches!(tables[0].index, Index::Entries));
     assert!(matches!(tables[1].index, Index::Segments { .. }));
-    let name = |t: &SymbolTable, addr| {
-        t.lookup_range(addr)
-            .map(|(r, h)| (r, t.symbol(h.symbol).name.clone()))
-    };
     for addr in (0xff0u64..0x1220).chain(0x1ff0..0x2010) {
-        assert_eq!(name(&tables[0], addr), name(&tables[1], addr), "{addr:#x}");
+        let (a, b) = (named_range(&tables[0], addr), named_range(&tables[1], addr));
+        assert_eq!(a, b, "{addr:#x}");
         tables.iter().for_each(|t| assert_near_agrees(t, addr));
     }
 }

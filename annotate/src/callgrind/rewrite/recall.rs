@@ -114,8 +114,7 @@ fn decode_between(
 /// never move it), read back where the lazy pass forgot it.
 impl Rewriter<'_> {
     /// A call or jump target relative to the input's state (targets never
-    /// move the state), read back where the lazy pass forgot that state
-    /// (`recall.rs`).
+    /// move the state), read back where the lazy pass forgot that state.
     pub(super) fn decode_target(&mut self, text: &[u8]) -> Res<Pos> {
         match self.placed_target(text)? {
             Some(pos) => Ok(pos),
