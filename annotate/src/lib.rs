@@ -10,6 +10,7 @@ pub mod command;
 mod input;
 mod memory;
 mod merge;
+mod newlines;
 mod output;
 mod perfmap;
 pub mod record;

@@ -10,6 +10,7 @@ use memchr::{memchr, memchr_iter};
 
 use super::room::{self, Filled, Room};
 use super::{Entry, SymbolTable, NO_DEBUG};
+use crate::newlines::Newlines;
 use crate::perfmap;
 use jitdump::file_window::Window;
 
@@ -183,8 +184,7 @@ fn scan(
             }
         };
         let mut line_start = 0;
-        let ends =
-            memchr_iter(b'\n', whole).chain((!whole.ends_with(b"\n")).then_some(whole.len()));
+        let ends = Newlines::new(whole).chain((!whole.ends_with(b"\n")).then_some(whole.len()));
         for end in ends {
             let line = &whole[line_start..end];
             line_start = end + 1;

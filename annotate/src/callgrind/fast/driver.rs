@@ -8,11 +8,11 @@
 //! block-wise newline scan, enter the general rewriter.
 
 use super::lane::{Lane, Pass};
-use super::newlines::Newlines;
 use crate::callgrind::error::{error, RewriteError};
 use crate::callgrind::format::plain_lines::Breaks;
 use crate::callgrind::rewrite::Rewriter;
 use crate::callgrind::stream::reader::{Chunk, Feed, HEADROOM};
+use crate::newlines::Newlines;
 
 /// Longest line accepted; longer ones are an error, not an allocation.
 const MAX_LINE: usize = 16 << 20;

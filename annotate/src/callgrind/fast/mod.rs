@@ -6,6 +6,5 @@
 
 mod driver;
 mod lane;
-mod newlines;
 
 pub(in crate::callgrind) use driver::Driver;
