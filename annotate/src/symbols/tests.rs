@@ -128,12 +128,43 @@ fn ordered_disjoint_ranges_answer_as_segments_would() {
     let ordered = b"1000 100 a\n1100 20 b\n1200 10 c\n2000 8 d\n";
     let shuffled = b"2000 8 d\n1200 10 c\n1000 100 a\n1100 20 b\n";
     let tables = [&ordered[..], &shuffled[..]].map(map_table);
-    assert!(matches!(tables[0].index, Index::Entries));
+    assert!(matches!(tables[0].index, Index::Entries { .. }));
     assert!(matches!(tables[1].index, Index::Segments { .. }));
     for addr in (0xff0u64..0x1220).chain(0x1ff0..0x2010) {
         let (a, b) = (named_range(&tables[0], addr), named_range(&tables[1], addr));
         assert_eq!(a, b, "{addr:#x}");
         tables.iter().for_each(|t| assert_near_agrees(t, addr));
+    }
+}
+
+#[test]
+fn ordered_ranges_answer_as_a_plain_walk_does_across_sampled_starts() {
+    // More ranges than one stride of sampled starts, of varied sizes with
+    // gaps between some: each address (every range's edges, the gaps,
+    // before the first and past the last) gets the last range starting at
+    // or below it, if it covers the address.
+    let ranges: Vec<(u64, u64)> = (0..300u64)
+        .scan(0x1000, |at, i| {
+            let range = (*at, 1 + i % 5);
+            *at += range.1 + i % 3;
+            Some(range)
+        })
+        .collect();
+    let map: String = ranges
+        .iter()
+        .enumerate()
+        .map(|(i, (start, size))| format!("{start:x} {size:x} f{i}\n"))
+        .collect();
+    let table = map_table(map.as_bytes());
+    assert!(matches!(table.index, Index::Entries { .. }));
+    let end = ranges.last().map_or(0, |r| r.0 + r.1);
+    for addr in 0xffe..end + 2 {
+        let walk = ranges
+            .iter()
+            .rposition(|r| r.0 <= addr)
+            .filter(|&i| addr < ranges[i].0 + ranges[i].1)
+            .map(|i| (ranges[i].0..ranges[i].0 + ranges[i].1, format!("f{i}")));
+        assert_eq!(named_range(&table, addr), walk, "{addr:#x}");
     }
 }
 
