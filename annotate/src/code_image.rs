@@ -170,3 +170,171 @@ fn pieces(functions: &[Function]) -> Vec<(u64, Vec<u8>)> {
     }
     pieces
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jitdump::{write, CodeLoad, DebugEntry};
+    use object::{Object, ObjectSection, ObjectSymbol};
+
+    /// A jitdump's bytes: each load at its address with its code, the
+    /// first with line rows (offset, line) in `f.toy`.
+    fn dump(loads: &[(u64, &[u8], &str)], rows: &[(u64, u32)]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        write::header(&mut buf, 62, 1, 0);
+        for (i, &(addr, code, name)) in loads.iter().enumerate() {
+            if i == 0 {
+                let entries = rows.iter().map(|&(offset, line)| DebugEntry {
+                    addr: addr + offset,
+                    line,
+                    discrim: 0,
+                    file: b"f.toy",
+                });
+                write::debug_info(&mut buf, 0, addr, entries);
+            }
+            let load = CodeLoad {
+                pid: 1,
+                tid: 1,
+                code_addr: addr,
+                code_size: code.len() as u64,
+                code_index: i as u64,
+                name: name.as_bytes(),
+                code: None,
+            };
+            write::code_load_head(&mut buf, 0, &load);
+            buf.extend_from_slice(code);
+        }
+        buf
+    }
+
+    fn table(dump: &[u8]) -> SymbolTable {
+        let mut table = SymbolTable::builder();
+        let bias = crate::symbols::BiasMode::None;
+        table.add_jitdump("jit-1.dump".into(), dump, bias).unwrap();
+        table.build()
+    }
+
+    fn all(table: &SymbolTable) -> Vec<SymbolId> {
+        table.ids().collect()
+    }
+
+    #[test]
+    fn the_image_is_named_beside_the_profile_without_its_prefix() {
+        let path = path_for(Path::new("/runs/callgrind.jit.out.7"));
+        assert_eq!(path, Path::new("/runs/jit-code.callgrind.jit.out.7.elf"));
+    }
+
+    #[test]
+    fn only_a_jitdump_can_give_code() {
+        let mut map = SymbolTable::builder();
+        map.add_perf_map("perf-1.map".into(), b"1000 10 f\n");
+        assert!(!wanted(&map.build()));
+        assert!(wanted(&table(&dump(&[(0x1000, b"\x90", "f")], &[]))));
+    }
+
+    #[test]
+    fn the_image_holds_each_functions_code_name_and_lines() {
+        let f: &[u8] = &[0x55, 0x48, 0x89, 0xe5, 0xc3, 0x90, 0x90, 0x90];
+        let g: &[u8] = &[0xc3; 4];
+        // f and g back to back (one piece of .text), h apart.
+        let loads = [
+            (0x4000, f, "f"),
+            (0x4008, g, "g"),
+            (0x9000, b"\xcc" as &[u8], "h"),
+        ];
+        let table = table(&dump(&loads, &[(0, 3), (4, 0), (5, 4)]));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jit-code.out.elf");
+        assert_eq!(
+            write(&table, all(&table).into_iter(), &path, 0o640).unwrap(),
+            3
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(is_ours(&bytes));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        let elf = object::File::parse(&*bytes).unwrap();
+        let mut symbols: Vec<_> = elf
+            .symbols()
+            .filter(|s| s.kind() == object::SymbolKind::Text)
+            .map(|s| (s.name().unwrap().to_string(), s.address(), s.size()))
+            .collect();
+        symbols.sort();
+        let want = [("f", 0x4000, 8), ("g", 0x4008, 4), ("h", 0x9000, 1)];
+        assert_eq!(symbols, want.map(|(n, a, s)| (n.to_string(), a, s)));
+        let code_at = |addr: u64, len: usize| {
+            let section = elf
+                .sections()
+                .find(|s| (s.address()..s.address() + s.size()).contains(&addr))
+                .unwrap();
+            let data = section.data().unwrap();
+            data[(addr - section.address()) as usize..][..len].to_vec()
+        };
+        assert_eq!(code_at(0x4000, 12), [f, g].concat());
+        assert_eq!(code_at(0x9000, 1), [0xcc]);
+        // f's rows without the sentinel (line 0).
+        let functions = functions(&table, all(&table).into_iter()).unwrap();
+        let lines: Vec<_> = functions[0].lines.iter().map(|l| (l.0, l.1)).collect();
+        assert_eq!(lines, [(0, 3), (5, 4)]);
+        let debug_line = elf.section_by_name(".debug_line").unwrap();
+        let data = debug_line.data().unwrap();
+        assert!(memchr::memmem::find(data, b"f.toy").is_some());
+    }
+
+    #[test]
+    fn code_loaded_over_code_is_imaged_once_as_its_last_load() {
+        let loads = [
+            (0x4000, &[1u8; 8][..], "old"),
+            (0x4000, &[2u8; 8][..], "new"),
+        ];
+        let table = table(&dump(&loads, &[]));
+        let functions = functions(&table, all(&table).into_iter()).unwrap();
+        let got: Vec<_> = functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.code[0]))
+            .collect();
+        assert_eq!(got, [("new", 2)]);
+    }
+
+    #[test]
+    fn nothing_is_written_where_no_symbol_has_code() {
+        let mut map = SymbolTable::builder();
+        map.add_perf_map("perf-1.map".into(), b"1000 10 f\n");
+        let map = map.build();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jit-code.out.elf");
+        assert_eq!(write(&map, all(&map).into_iter(), &path, 0o644).unwrap(), 0);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn only_nothing_or_an_image_of_ours_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let ours = [b"\x7fELF" as &[u8], b"junk", MARK].concat();
+        assert!(check_target(&dir.path().join("none.elf"), &[]).is_ok());
+        assert!(check_target(&at("ours.elf", &ours), &[]).is_ok());
+        let ours_path = dir.path().join("ours.elf");
+        let err = check_target(&ours_path, &[&ours_path]).unwrap_err();
+        assert!(err.to_string().contains("input"), "{err}");
+        let foreign = [
+            at("text.elf", b"hello"),
+            at("plain-elf.elf", b"\x7fELF\x02\x01\x01"),
+            at("mark-only.elf", &[b"junk", MARK].concat()),
+        ];
+        for path in foreign {
+            let err = check_target(&path, &[]).unwrap_err().to_string();
+            assert!(
+                err.contains("not a code image callgrind-jit wrote"),
+                "{err}"
+            );
+        }
+        let err = check_target(dir.path(), &[]).unwrap_err().to_string();
+        assert!(err.contains("refusing to replace"), "{err}");
+    }
+}
