@@ -357,3 +357,6 @@ pub fn group(n: u64) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;
