@@ -213,6 +213,26 @@ fn hostile_profiles_are_errors_naming_the_line() {
             true,
         ),
         ("fn=(2) f\n0x10 1 1\n5\n", 7, "position columns", false),
+        // A call's lines are parsed at its position line; each error
+        // names its own line.
+        (
+            "fn=(2) f\ncfn=(3) g\ncalls=x 0x10\n0x10 1 1\n",
+            7,
+            "bad count 'x'",
+            true,
+        ),
+        (
+            "fn=(2) f\ncfi=(1\ncfn=(3) g\ncalls=1 0x10\n0x10 1 1\n",
+            6,
+            "expected ')'",
+            true,
+        ),
+        (
+            "fn=(2) f\njump=1 zz\n0x10 1 1\n",
+            6,
+            "expected 2 position columns",
+            false,
+        ),
     ];
     // Fast mode copies native position lines without placing them (a
     // relative step below zero goes unseen) or counting their columns,

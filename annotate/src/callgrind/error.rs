@@ -38,6 +38,10 @@ impl std::error::Error for RewriteError {}
 pub(super) fn error(fail: Fail, line: u64) -> RewriteError {
     match fail {
         Fail::Line(message) => RewriteError::Parse { line, message },
+        Fail::Before(earlier) => RewriteError::Parse {
+            line: line.saturating_sub(earlier.1),
+            message: earlier.0,
+        },
         Fail::Io(e) => RewriteError::Io(e),
         Fail::Symbol(why) => RewriteError::SymbolFile(why),
     }

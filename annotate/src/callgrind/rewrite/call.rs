@@ -13,7 +13,7 @@ use super::naming::FnKind;
 use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{Res, Rewriter};
+use super::{lines_before, Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine, Key, NameRef};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
@@ -64,26 +64,40 @@ impl Rewriter<'_> {
         }
     }
 
-    /// The group's lines, their names resolved against the reader's ids.
+    /// The group's lines, their names resolved against the reader's ids;
+    /// a line's failure is its own, not the position line's (the count
+    /// line's target, decoded later, is the line before it).
     pub(super) fn parse_group<'g>(&mut self, group: &'g Group) -> Res<Parsed<'g>> {
         let mut parsed = Parsed::default();
-        for (key, raw, value) in group.lines() {
-            match key {
-                Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
-                Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
-                Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
-                _ => {
-                    parsed.is_call = key == Key::Calls;
-                    let name = match key {
-                        Key::Calls => "calls",
-                        Key::Jump => "jump",
-                        _ => "jcnd",
-                    };
-                    parsed.count = Some(CountLine::parse(name, raw)?);
-                }
-            }
+        let lines = group.lines();
+        let count = lines.len();
+        for (i, line) in lines.enumerate() {
+            lines_before(self.parse_group_line(&mut parsed, line), count - i)?;
         }
         Ok(parsed)
+    }
+
+    /// One line of a group into `parsed`.
+    fn parse_group_line<'g>(
+        &mut self,
+        parsed: &mut Parsed<'g>,
+        (key, raw, value): (Key, &'g [u8], &'g [u8]),
+    ) -> Res {
+        match key {
+            Key::Cob => parsed.ob = Some(self.named(Space::Objects, raw, value)?),
+            Key::Cfi | Key::Jfi => parsed.file = Some(self.named(Space::Files, raw, value)?),
+            Key::Cfn | Key::Jfn => parsed.func = Some((raw, value)),
+            _ => {
+                parsed.is_call = key == Key::Calls;
+                let name = match key {
+                    Key::Calls => "calls",
+                    Key::Jump => "jump",
+                    _ => "jcnd",
+                };
+                parsed.count = Some(CountLine::parse(name, raw)?);
+            }
+        }
+        Ok(())
     }
 
     fn named<'a>(&mut self, space: Space, raw: &'a [u8], value: &'a [u8]) -> Res<NameLine<'a>> {
@@ -124,7 +138,7 @@ impl Rewriter<'_> {
         }
         match callee.map(|f| f.kind) {
             Some(kind @ FnKind::Jit { .. }) => {
-                let target = self.jit_target(line.target, kind)?;
+                let target = lines_before(self.jit_target(line.target, kind), 1)?;
                 self.emit().count_line(line, target, false)?;
             }
             _ => self.writer.out.verbatim(line.raw, true)?,
@@ -160,7 +174,7 @@ impl Rewriter<'_> {
         if self.copies_verbatim() {
             return self.write_copied_group(&parsed, line, (raw, text, terminated));
         }
-        let target = self.decode_target(line.target)?;
+        let target = lines_before(self.decode_target(line.target), 1)?;
         let callee = self.group_callee(&parsed)?;
         // In JIT code the site's own function is the one whose code holds
         // it (see `owner`): it decides folding, and gets the call.

@@ -70,6 +70,10 @@ pub(in crate::callgrind) use reader::{FnRef, Space};
 pub(in crate::callgrind) enum Fail {
     /// The line is invalid.
     Line(LineError),
+    /// The line so many lines before the one handled is invalid (a call
+    /// group's, parsed at its position line). Boxed: a larger `Fail`
+    /// made every line's result dearer.
+    Before(Box<(LineError, u64)>),
     /// Writing failed.
     Io(io::Error),
     /// A symbol file could not give a range it was indexed with (it
@@ -97,6 +101,24 @@ impl From<io::Error> for Fail {
 
 /// The result of handling one line.
 pub(in crate::callgrind) type Res<T = ()> = Result<T, Fail>;
+
+/// `result`, its line's failure made that of the line `back` lines
+/// before the one handled.
+#[inline]
+pub(in crate::callgrind) fn lines_before<T>(result: Res<T>, back: usize) -> Res<T> {
+    result.map_err(|fail| fail.before(back))
+}
+
+impl Fail {
+    /// This failure, of the line `back` lines before the one handled.
+    #[cold]
+    fn before(self, back: usize) -> Fail {
+        match self {
+            Fail::Line(why) => Fail::Before(Box::new((why, back as u64))),
+            other => other,
+        }
+    }
+}
 
 /// The rewriter: the part's reader states, the name tables, the JIT
 /// names, the output and the counts.

@@ -365,7 +365,7 @@ impl Group {
     }
 
     /// The buffered lines: key, whole line and value.
-    pub fn lines(&self) -> impl Iterator<Item = (Key, &[u8], &[u8])> {
+    pub fn lines(&self) -> impl ExactSizeIterator<Item = (Key, &[u8], &[u8])> {
         let line = |&(key, start, value, end): &(Key, usize, usize, usize)| {
             (key, &self.bytes[start..end], &self.bytes[value..end])
         };

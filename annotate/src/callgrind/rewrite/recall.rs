@@ -171,6 +171,7 @@ mod tests {
         match decode_between(&shared, &cols, range, &mut pos, window) {
             Ok(()) => Ok(pos),
             Err(Fail::Line(e) | Fail::Symbol(e)) => Err(e),
+            Err(Fail::Before(earlier)) => Err(earlier.0),
             Err(Fail::Io(e)) => Err(e.to_string()),
         }
     }

@@ -168,6 +168,28 @@ fn an_undefined_id_is_named_by_its_space() {
 }
 
 #[test]
+fn a_call_group_s_error_names_the_group_s_line_not_the_position_line() {
+    for (body, line) in [
+        ("fn=(1) f\ncob=(2\ncfn=(3) g\ncalls=1 0x10\n0x10 1\n", 4),
+        ("fn=(1) f\ncfn=(3) g\ncalls=1x 0x10\n0x10 1\n", 5),
+        ("fn=(1) f\njcnd=1/x 0x10\n0x10 1\n", 4),
+        ("fn=(1) f\ncfn=(3) g\ncalls=1 zz\n0x10 1\n", 5),
+    ] {
+        let profile = format!("{HEAD}{body}");
+        let err = passes::exact(
+            std::io::Cursor::new(profile.as_bytes()),
+            Vec::new(),
+            &table(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!("line {line}: ")),
+            "{body}: {err}"
+        );
+    }
+}
+
+#[test]
 fn code_a_jump_entered_is_written_under_its_own_function() {
     let mut table = SymbolTable::builder();
     table.add_perf_map(
