@@ -361,3 +361,6 @@ pub fn epoch_end(file: &File) -> Option<Vec<(String, u64)>> {
     let places: Vec<_> = parsed.collect();
     (!places.is_empty()).then_some(places)
 }
+
+#[cfg(test)]
+mod tests;
