@@ -105,6 +105,90 @@ mod tests {
         assert_eq!(MappedCode::of_file(Path::new("/nonexistent")), None);
     }
 
+    /// A program header: type, flags, address, size in memory.
+    type Ph = (u32, u32, u64, u64);
+
+    /// An ELF file's bytes: class (2: 64-bit), data (1: little-endian),
+    /// type (2: EXEC), and program headers `entry` bytes apart.
+    fn elf(class: u8, data: u8, kind: u16, entry: u16, phs: &[Ph]) -> Vec<u8> {
+        let mut bytes = vec![0u8; 64];
+        bytes[..4].copy_from_slice(b"\x7fELF");
+        (bytes[4], bytes[5]) = (class, data);
+        bytes[16..18].copy_from_slice(&kind.to_le_bytes());
+        bytes[32..40].copy_from_slice(&64u64.to_le_bytes());
+        bytes[54..56].copy_from_slice(&entry.to_le_bytes());
+        bytes[56..58].copy_from_slice(&(phs.len() as u16).to_le_bytes());
+        for &(p_type, flags, vaddr, memsz) in phs {
+            let mut ph = vec![0u8; usize::from(entry)];
+            ph[0..4].copy_from_slice(&p_type.to_le_bytes());
+            ph[4..8].copy_from_slice(&flags.to_le_bytes());
+            ph[16..24].copy_from_slice(&vaddr.to_le_bytes());
+            ph[40..48].copy_from_slice(&memsz.to_le_bytes());
+            bytes.extend(ph);
+        }
+        bytes
+    }
+
+    /// What `of_file` reads from `bytes` written to a file.
+    fn segments_of(bytes: &[u8]) -> Option<Vec<Range<u64>>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prog");
+        std::fs::write(&path, bytes).unwrap();
+        let code = MappedCode::of_file(&path)?;
+        assert_eq!(code.file, path);
+        Some(code.segments)
+    }
+
+    const LOAD: u32 = 1;
+    const NOTE: u32 = 4;
+    const X: u32 = 1;
+    const RW: u32 = 6;
+
+    #[test]
+    fn a_fixed_address_program_gives_its_executable_loads_in_address_order() {
+        let phs = [
+            (LOAD, X | 4, 0x40_0000, 0x1000),
+            (LOAD, RW, 0x60_0000, 0x1000),
+            (NOTE, X, 0x70_0000, 0x10),
+            (LOAD, X, 0x20_0000, 0x800),
+        ];
+        let want = vec![0x20_0000..0x20_0800, 0x40_0000..0x40_1000];
+        // Entries of 56 bytes, and of 64 (a larger entry size is read by it).
+        for entry in [56, 64] {
+            assert_eq!(segments_of(&elf(2, 1, 2, entry, &phs)), Some(want.clone()));
+        }
+        // Position-independent, 32-bit, big-endian, not ELF, no executable
+        // load, or program headers past the file's end: nothing.
+        for other in [
+            elf(2, 1, 3, 56, &phs),
+            elf(1, 1, 2, 56, &phs),
+            elf(2, 2, 2, 56, &phs),
+            [b"\x7fELG", &elf(2, 1, 2, 56, &phs)[4..]].concat(),
+            elf(2, 1, 2, 56, &phs[1..3]),
+            elf(2, 1, 2, 56, &phs)[..64 + 56 + 20].to_vec(),
+        ] {
+            assert_eq!(segments_of(&other), None);
+        }
+    }
+
+    #[test]
+    fn the_program_is_the_first_word_of_the_profile_s_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let prog = dir.path().join("prog");
+        std::fs::write(&prog, elf(2, 1, 2, 56, &[(LOAD, X, 0x1000, 0x100)])).unwrap();
+        let cmd = format!("{} --flag script.js", prog.display());
+        let code = MappedCode::of_command(&cmd).unwrap();
+        assert_eq!(code.file, prog);
+        assert_eq!(code.segments.first(), Some(&(0x1000..0x1100)));
+        assert_eq!(code.segments.len(), 1);
+        let profile = dir.path().join("callgrind.out.1");
+        std::fs::write(&profile, format!("version: 1\ncmd: {cmd}\nevents: Ir\n")).unwrap();
+        let profile = std::fs::File::open(&profile).unwrap();
+        assert_eq!(MappedCode::of_profile(&profile).map(|c| c.file), Some(prog));
+        assert_eq!(MappedCode::of_command("no-such-program-of-ours x"), None);
+        assert_eq!(MappedCode::of_command(""), None);
+    }
+
     #[test]
     fn a_range_is_held_only_whole() {
         let code = MappedCode {
