@@ -221,6 +221,12 @@ mod tests {
             parts("Builtin:ArrayPrototypePush"),
             ("Builtin:ArrayPrototypePush".into(), None, 0)
         );
+        // A tag is a word (letters, digits, `_`): no tag, or one with a
+        // space, is no V8 name.
+        assert_eq!(parts("My_Tag:*f x.js:2:1"), some("My_Tag:f", "x.js", 2));
+        for raw in [":*f x.js:2:1", "JS x:*f x.js:2:1"] {
+            assert_eq!(parts(raw), (raw.into(), None, 0), "{raw}");
+        }
     }
 
     #[test]
@@ -242,5 +248,9 @@ mod tests {
             parts("unterminated(file.nqp:12"),
             ("unterminated(file.nqp:12".into(), None, 0)
         );
+        // A line number is digits only (`+5` would parse as a number).
+        for raw in ["f(a.nqp:+5)", "f(a.nqp:)", "f(:5)"] {
+            assert_eq!(parts(raw), (raw.into(), None, 0), "{raw}");
+        }
     }
 }
