@@ -150,3 +150,91 @@ impl Out {
         self.send()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::callgrind::stream::writer;
+
+    /// What `fill` writes through an [`Out`] and the writer thread, with
+    /// `input` as the chunk it copies from.
+    fn written(input: &[u8], fill: impl FnOnce(&mut Out) -> io::Result<()>) -> Vec<u8> {
+        let mut got = Vec::new();
+        let (spent, _back) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let (sink, handle) = writer::spawn(scope, &mut got, spent).unwrap();
+            let mut out = Out::new(sink);
+            fill(&mut out).unwrap();
+            let chunk = Chunk {
+                buf: input.to_vec(),
+                len: input.len(),
+                ..Chunk::default()
+            };
+            out.chunk_done(chunk).unwrap();
+            // Lines after the last chunk go out at the finish.
+            out.verbatim(b"after", true).unwrap();
+            out.finish().unwrap();
+            writer::join(handle).unwrap();
+        });
+        got
+    }
+
+    #[test]
+    fn copied_and_own_lines_come_out_in_order() {
+        let input = b"a\nbb\nccc\ndddd\n";
+        let got = written(input, |out| {
+            out.copy_input(0..2)?;
+            // "bb" left out: the ranges on both sides stay apart.
+            out.copy_input(5..9)?;
+            out.verbatim(b"own", true)?;
+            out.copy_input(9..14)?;
+            out.copy_input(14..14)?;
+            out.verbatim(b"cut", false)?;
+            out.spec("fn", b"x")?;
+            out.spec_id("cfn", 12, Some(b"f"))?;
+            out.spec_id("fl", 3, None)?;
+            out.composed(|own| own.extend_from_slice(b"totals: 5"))
+        });
+        let want = "a\nccc\nown\ndddd\ncut\nfn=x\ncfn=(12) f\nfl=(3)\ntotals: 5\nafter\n";
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+    }
+
+    #[test]
+    fn adjacent_copies_are_one_piece_and_own_lines_wait_for_a_full_batch() {
+        let (spent, _back) = std::sync::mpsc::channel();
+        let mut sink = Vec::new();
+        std::thread::scope(|scope| {
+            let (sender, handle) = writer::spawn(scope, &mut sink, spent).unwrap();
+            let mut out = Out::new(sender);
+            out.copy_input(0..2).unwrap();
+            out.copy_input(2..5).unwrap();
+            out.copy_input(7..9).unwrap();
+            let ranges = |out: &Out| -> Vec<Range<usize>> {
+                let input = |p: &Piece| match p {
+                    Piece::Input(r) => Some(r.clone()),
+                    Piece::Own(_) => None,
+                };
+                out.batch.pieces.iter().filter_map(input).collect()
+            };
+            assert_eq!(ranges(&out), [0..5, 7..9]);
+            let chunk = Chunk {
+                buf: vec![b'\n'; 9],
+                len: 9,
+                ..Chunk::default()
+            };
+            out.chunk_done(chunk).unwrap();
+            // Own lines alone are held up to SEND_AT bytes, then sent.
+            let line = [b'x'; 99];
+            for _ in 0..(SEND_AT / 100 - 1) {
+                out.verbatim(&line, true).unwrap();
+            }
+            assert_eq!(out.batch.own.len(), (SEND_AT / 100 - 1) * 100);
+            for _ in 0..200 {
+                out.verbatim(&line, true).unwrap();
+            }
+            assert!(out.batch.own.len() < 200 * 100, "sent once full");
+            out.finish().unwrap();
+            writer::join(handle).unwrap();
+        });
+    }
+}

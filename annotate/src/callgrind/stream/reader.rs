@@ -160,6 +160,48 @@ mod tests {
         assert!(got == data, "{} bytes of {}", got.len(), data.len());
     }
 
+    /// Interrupted before each of its reads (a signal in the system call).
+    struct Interrupted<'a> {
+        data: &'a [u8],
+        ready: bool,
+    }
+
+    impl Read for Interrupted<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.ready = !self.ready;
+            if self.ready {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(self.data.len()).min(1000);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_interrupted_read_is_tried_again_and_the_thread_ends_at_the_end() {
+        let data: Vec<u8> = (0..CHUNK + 5000).map(|i| (i % 253) as u8).collect();
+        std::thread::scope(|scope| {
+            let input = Interrupted {
+                data: &data,
+                ready: false,
+            };
+            let (mut feed, handle) = spawn(scope, input).unwrap();
+            let mut got = Vec::new();
+            loop {
+                let chunk = feed.next().unwrap();
+                if chunk.len == 0 {
+                    break;
+                }
+                got.extend_from_slice(&chunk.buf[HEADROOM..HEADROOM + chunk.len]);
+            }
+            assert!(got == data, "{} bytes of {}", got.len(), data.len());
+            // The reader stops after the empty chunk, the feed still open.
+            handle.join().unwrap();
+        });
+    }
+
     #[test]
     fn a_read_error_arrives_after_the_data_before_it() {
         let data = vec![b'x'; 3 * CHUNK];

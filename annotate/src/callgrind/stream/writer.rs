@@ -140,6 +140,55 @@ mod tests {
         }
     }
 
+    /// Interrupted before each write it takes; fails for good after
+    /// `fail_after` bytes.
+    struct Flaky {
+        got: Vec<u8>,
+        interrupted: bool,
+        fail_after: usize,
+    }
+
+    impl Write for Flaky {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.interrupted = !self.interrupted;
+            if self.interrupted {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            if self.got.len() >= self.fail_after {
+                return Err(io::Error::other("disk full"));
+            }
+            let n = buf.len().min(3);
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_interrupted_write_is_tried_again_and_a_failed_one_is_the_error() {
+        let batch = Batch {
+            own: b"own bytes\n".to_vec(),
+            pieces: vec![Piece::Own(0..10), Piece::Own(4..10)],
+            ..Batch::default()
+        };
+        let mut out = Flaky {
+            got: Vec::new(),
+            interrupted: false,
+            fail_after: usize::MAX,
+        };
+        write_batch(&mut out, &batch).unwrap();
+        assert_eq!(out.got, b"own bytes\nbytes\n");
+        let mut out = Flaky {
+            got: Vec::new(),
+            interrupted: false,
+            fail_after: 6,
+        };
+        let err = write_batch(&mut out, &batch).unwrap_err();
+        assert_eq!((err.to_string().as_str(), out.got.len()), ("disk full", 6));
+    }
+
     #[test]
     fn pieces_are_written_in_order_through_short_writes() {
         let input: Vec<u8> = (0..200u8).collect();
