@@ -98,6 +98,16 @@ fn what_cannot_be_read_is_refused_saying_what_it_is() {
         let err = kind_of(bytes).unwrap_err();
         assert!(err.starts_with(start), "{err}");
     }
+    // JSON that is not DHAT's, XML that is no Valgrind log.
+    for other in [&b"{\"a\": 1}\n"[..], b"<?xml version=\"1.0\"?>\n<other/>\n"] {
+        assert!(kind_of(other).unwrap_err().contains("neither"));
+    }
+    assert!(kind_of(b"x \"dhatFileVersion\"\n")
+        .unwrap_err()
+        .contains("neither"));
+    assert!(kind_of(b"x <valgrindoutput>\n")
+        .unwrap_err()
+        .contains("neither"));
     // A log line only past the first 16 lines is not a log.
     let late: Vec<u8> = [&b"x\n".repeat(16)[..], b"==7== late\n"].concat();
     assert!(kind_of(&late).unwrap_err().contains("neither"));
@@ -127,6 +137,19 @@ fn a_profile_cut_off_ends_before_its_last_line_or_its_open_call() {
         let text = [b"fn=(1) main\n", key, b"1\n"].concat();
         assert_eq!(cut(&text), Some((12, Cut::InCall)), "{key:?}");
     }
+    // A file of call lines alone: cut at its very start.
+    assert_eq!(cut(b"cfn=(2) f\ncalls=1 0x1\n"), Some((0, Cut::InCall)));
+    // Through the input, as annotate asks.
+    let dir = tempfile::tempdir().unwrap();
+    let path = file_at(
+        dir.path(),
+        "callgrind.out.1",
+        b"events: Ir\nfn=(1) main\n3 4",
+    );
+    assert_eq!(
+        Input::open(&path).unwrap().cut().unwrap(),
+        Some((23, Cut::InLine))
+    );
 }
 
 #[test]
@@ -144,6 +167,13 @@ fn a_cut_inside_a_long_run_of_call_lines_stops_at_the_window_s_first_whole_line(
         + 1;
     let got = cut_of(&holding(&text)).unwrap();
     assert_eq!(got, Some((base + first_whole, Cut::InCall)));
+    // The window starting exactly at a line: that line may still be the
+    // end of a longer one, and is not taken.
+    let text = b"cfn=(2) fffffff\n".repeat(5_000);
+    let base = text.len() as u64 - 64 * 1024;
+    assert_eq!(base % 16, 0);
+    let got = cut_of(&holding(&text)).unwrap();
+    assert_eq!(got, Some((base + 16, Cut::InCall)));
     assert_eq!(Cut::InCall.describe(), "it ends inside a call or jump");
     assert_eq!(Cut::InLine.describe(), "its last line is cut off");
 }

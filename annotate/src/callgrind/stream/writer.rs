@@ -190,6 +190,28 @@ mod tests {
     }
 
     #[test]
+    fn the_writer_thread_s_error_comes_back_at_the_join() {
+        let (spent, _back) = std::sync::mpsc::channel();
+        let out = Flaky {
+            got: Vec::new(),
+            interrupted: false,
+            fail_after: 0,
+        };
+        let err = std::thread::scope(|scope| {
+            let (mut sender, handle) = spawn(scope, out, spent).unwrap();
+            let batch = Batch {
+                own: b"x\n".to_vec(),
+                pieces: vec![Piece::Own(0..2)],
+                ..Batch::default()
+            };
+            sender.send(batch).unwrap();
+            drop(sender);
+            join(handle).unwrap_err()
+        });
+        assert_eq!(err.to_string(), "disk full");
+    }
+
+    #[test]
     fn pieces_are_written_in_order_through_short_writes() {
         let input: Vec<u8> = (0..200u8).collect();
         let own: Vec<u8> = (200..=255u8).collect();
