@@ -44,6 +44,12 @@ impl GuestSymbols {
         GuestSymbols::of_file(Path::new(guest?))
     }
 
+    /// Symbols given as (start, size, name), sorted by start (tests).
+    #[cfg(test)]
+    pub(crate) fn of_functions(functions: Vec<(u64, u64, String)>) -> GuestSymbols {
+        GuestSymbols { functions }
+    }
+
     /// The function symbols of ELF file `path`.
     pub fn of_file(path: &Path) -> Option<GuestSymbols> {
         let data = std::fs::read(path).ok()?;

@@ -285,3 +285,44 @@ fn a_fork_keeps_the_names_raw_where_the_files_were_read_so() {
     assert_eq!(name(&raw), "_Z3foov");
     assert_eq!(name(&demangled), "foo()");
 }
+
+#[test]
+fn ranges_in_the_program_s_own_code_are_left_out_and_counted() {
+    // Two ranges inside the program's executable segment, one across its
+    // end and one outside: the first two are left out, and said so.
+    let map = b"1000 10 inside_a\n1800 10 inside_b\n1ff8 10 across\n3000 10 outside\n";
+    let program = |segment: std::ops::Range<u64>| mapped::MappedCode {
+        file: "/usr/bin/node".into(),
+        segments: vec![segment],
+    };
+    let mut builder = SymbolTable::builder();
+    builder.add_perf_map("perf-1.map".into(), map);
+    let table = builder.outside(Some(program(0x1000..0x2000))).build();
+    let names: Vec<_> = table
+        .ids()
+        .map(|id| table.symbol(id).name.clone())
+        .collect();
+    assert_eq!(names, ["across", "outside"]);
+    assert_eq!(table.report.in_program, Some(("/usr/bin/node".into(), 2)));
+    assert_eq!(
+        named_range(&table, 0x3004).map(|r| r.1).as_deref(),
+        Some("outside")
+    );
+    // Nothing in the program's code: nothing said.
+    let mut builder = SymbolTable::builder();
+    builder.add_perf_map("perf-1.map".into(), map);
+    let table = builder.outside(Some(program(0x8000..0x9000))).build();
+    assert_eq!((table.len(), table.report.in_program.clone()), (4, None));
+}
+
+#[test]
+fn qemu_s_blocks_are_named_by_the_guest_s_functions() {
+    let mut builder = SymbolTable::builder();
+    builder.add_perf_map("perf-1.map".into(), b"7000 10 guest-0x401622\n");
+    let guest = guest::GuestSymbols::of_functions(vec![(0x401615, 0x58, "collatz".into())]);
+    let table = builder.guest(Some(guest)).build();
+    assert_eq!(
+        named_range(&table, 0x7004).map(|r| r.1).as_deref(),
+        Some("collatz")
+    );
+}
