@@ -156,15 +156,16 @@ fn an_undefined_id_is_named_by_its_space() {
         ("ob=(3)", "object"),
         ("fn=(3)", "function"),
     ] {
-        let profile = format!("{HEAD}{line}\n");
-        let err = passes::exact(
-            std::io::Cursor::new(profile.as_bytes()),
-            Vec::new(),
-            &table(),
-        )
-        .unwrap_err();
-        assert_eq!(err.to_string(), format!("line 3: undefined {word} id (3)"));
+        let err = exact_error(&format!("{HEAD}{line}\n"));
+        assert_eq!(err, format!("line 3: undefined {word} id (3)"));
     }
+}
+
+/// The error of the exact pass on `profile`.
+fn exact_error(profile: &str) -> String {
+    let input = std::io::Cursor::new(profile.as_bytes());
+    let err = passes::exact(input, Vec::new(), &table()).unwrap_err();
+    err.to_string()
 }
 
 #[test]
@@ -175,17 +176,8 @@ fn a_call_group_s_error_names_the_group_s_line_not_the_position_line() {
         ("fn=(1) f\njcnd=1/x 0x10\n0x10 1\n", 4),
         ("fn=(1) f\ncfn=(3) g\ncalls=1 zz\n0x10 1\n", 5),
     ] {
-        let profile = format!("{HEAD}{body}");
-        let err = passes::exact(
-            std::io::Cursor::new(profile.as_bytes()),
-            Vec::new(),
-            &table(),
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().starts_with(&format!("line {line}: ")),
-            "{body}: {err}"
-        );
+        let err = exact_error(&format!("{HEAD}{body}"));
+        assert!(err.starts_with(&format!("line {line}: ")), "{body}: {err}");
     }
 }
 
