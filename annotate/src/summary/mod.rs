@@ -207,7 +207,7 @@ fn costs(s: &mut String, table: &SymbolTable, all: &Stats) {
             s,
             "hint: the profile has no instruction addresses: JIT functions get no per-line costs, and JIT code entered by a jump stays with the function that jumped ({} of {} is JIT code's); record with --dump-instr=yes",
             group(all.jit_total()),
-            all.events.first().map_or("cost", String::as_str),
+            event,
         );
     }
 }
@@ -233,6 +233,7 @@ fn epochs(s: &mut String, report: &Report) {
 }
 
 fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
+    let event = all.events.first().map_or("cost", String::as_str);
     if !all.ambiguous.is_empty() {
         let _ = writeln!(
             s,
@@ -253,7 +254,7 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
                 table.symbol(id).name,
                 others.join(", "),
                 group(cost),
-                all.events.first().map_or("cost", String::as_str),
+                event,
             );
         }
     }
@@ -262,7 +263,7 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             s,
             "moved to the JIT function whose code it is (entered by a jump, charged by callgrind to the jumper): {} of {} ({})",
             group(all.moved_cost),
-            all.events.first().map_or("cost", String::as_str),
+            event,
             percent(all.moved_cost, all.total)
         );
     }
@@ -288,22 +289,18 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
         );
     }
     if all.reentry.taken > 0 {
+        let share = share_of(all.reentry.taken, all.reentry.held, event);
         let _ = writeln!(
             s,
-            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: {} of the {} of {} those calls held ({})",
-            group(all.reentry.taken),
-            group(all.reentry.held),
-            all.events.first().map_or("cost", String::as_str),
+            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: {share} those calls held ({})",
             percent(all.reentry.taken, all.reentry.held)
         );
     }
     if all.reentry.unplaced > 0 {
+        let share = share_of(all.reentry.unplaced, all.reentry.resumed, event);
         let _ = writeln!(
             s,
-            "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: {} of the {} of {} the folded calls held ({})",
-            group(all.reentry.unplaced),
-            group(all.reentry.resumed),
-            all.events.first().map_or("cost", String::as_str),
+            "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: {share} the folded calls held ({})",
             percent(all.reentry.unplaced, all.reentry.resumed)
         );
     }
@@ -336,6 +333,11 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             table.report.orphan_debug_info
         );
     }
+}
+
+/// `1,200 of the 4,000 of Ir`.
+fn share_of(part: u64, whole: u64, event: &str) -> String {
+    format!("{} of the {} of {event}", group(part), group(whole))
 }
 
 fn percent(part: u64, total: u64) -> String {
