@@ -170,6 +170,14 @@ pub fn unlinked_temp_file() -> std::io::Result<File> {
     tempfile::tempfile()
 }
 
+/// An unlinked temporary file holding `data`.
+pub fn file_holding(data: &[u8]) -> std::io::Result<File> {
+    use std::io::Write;
+    let mut file = unlinked_temp_file()?;
+    file.write_all(data)?;
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,6 @@
 //! Telling inputs apart by content, finding where a cut profile ends,
 //! and reading a profile's header: each held to files made here.
 
-use std::io::Write;
-
 use super::*;
 
 /// A file in `dir` holding `bytes`.
@@ -14,9 +12,7 @@ fn file_at(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 
 /// An unlinked file holding `bytes`.
 fn holding(bytes: &[u8]) -> File {
-    let mut file = tempfile::tempfile().unwrap();
-    file.write_all(bytes).unwrap();
-    file
+    crate::output::file_holding(bytes).unwrap()
 }
 
 /// What `Input::open` makes of `bytes`: the kind, or the error.

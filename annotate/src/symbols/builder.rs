@@ -143,7 +143,7 @@ impl SymbolTableBuilder {
         data: &[u8],
         bias: BiasMode,
     ) -> Result<(), jitdump::ReadError> {
-        let file = file_holding(data).map_err(|_| jitdump::ReadError {
+        let file = crate::output::file_holding(data).map_err(|_| jitdump::ReadError {
             offset: 0,
             message: "cannot hold the bytes in a temporary file",
         })?;
@@ -159,7 +159,8 @@ impl SymbolTableBuilder {
 
     /// Indexes a perf map held in memory (tests, tools).
     pub fn add_perf_map(&mut self, path: PathBuf, data: &[u8]) {
-        let added = file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
+        let added =
+            crate::output::file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
         added.expect("a temporary file holds a perf map's bytes");
     }
 
@@ -208,12 +209,4 @@ impl SymbolTableBuilder {
             self.table.report.in_program = Some((program.file, left_out));
         }
     }
-}
-
-/// An unlinked temporary file holding `data`.
-pub(super) fn file_holding(data: &[u8]) -> std::io::Result<File> {
-    use std::io::Write;
-    let mut file = crate::output::unlinked_temp_file()?;
-    file.write_all(data)?;
-    Ok(file)
 }

@@ -246,7 +246,7 @@ mod tests {
 
     /// `map` indexed with halves from `split_from` bytes on.
     fn indexed(map: &[u8], split_from: u64) -> Indexed {
-        let file = super::super::builder::file_holding(map).unwrap();
+        let file = crate::output::file_holding(map).unwrap();
         let mut table = SymbolTable::default();
         let source = table.add_source("perf-1.map".into(), SourceKind::PerfMap, file);
         add_splitting_from(&mut table, source, split_from).unwrap();
@@ -306,7 +306,7 @@ mod tests {
             })
             .collect();
         let len = map.len() as u64;
-        let file = super::super::builder::file_holding(&map).unwrap();
+        let file = crate::output::file_holding(&map).unwrap();
         assert!(split_point(&file, len, len + 1).unwrap().is_none());
         // No line is bad: nothing is reported.
         let (entries, problems) = indexed(&map, 0);
