@@ -87,3 +87,61 @@ fn debug_jit_dirs(base: &Path) -> Vec<PathBuf> {
     dirs.sort();
     dirs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbol_files_are_found_beside_the_profile_in_the_runtimes_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let pid = 4_000_000_021u32;
+        let touch = |name: String| {
+            std::fs::write(dir.join(&name), b"").unwrap();
+            dir.join(name)
+        };
+        let map = touch(format!("perf-{pid}.map"));
+        let threads = [
+            touch(format!("jit-12-{pid}.dump")),
+            touch(format!("jit-3-{pid}.dump")),
+        ];
+        let dump = touch(format!("jit-{pid}.dump"));
+        // Not this pid's, nor a thread's: left alone.
+        touch(format!("jit-x-{pid}.dump"));
+        touch(format!("jit--{pid}.dump"));
+        touch(format!("jit-3-{pid}1.dump"));
+        std::fs::create_dir(dir.join(format!("jit-4-{pid}.dump"))).unwrap();
+        let found = sources_for(pid, &dir.join(format!("callgrind.out.{pid}")));
+        assert_eq!(
+            found.found,
+            [dump.clone(), threads[0].clone(), threads[1].clone(), map]
+        );
+        let looked = |path: String| found.looked.contains(&PathBuf::from(path));
+        assert!(looked(format!("/tmp/jit-{pid}.dump")));
+        assert!(looked(format!("/tmp/perf-{pid}.map")));
+        assert!(looked(format!("./perf-{pid}.map")));
+        // A profile named without a folder is beside the current one.
+        let bare = sources_for(pid, Path::new("callgrind.out.1"));
+        assert_eq!(
+            bare.looked[0],
+            Path::new(".").join(format!("jit-{pid}.dump"))
+        );
+        assert!(bare.found.is_empty());
+    }
+
+    #[test]
+    fn jitdumps_are_looked_for_in_each_folder_of_debug_jit() {
+        let base = tempfile::tempdir().unwrap();
+        assert!(debug_jit_dirs(base.path()).is_empty());
+        let jit = base.path().join(".debug/jit");
+        for d in ["java-jit-2", "java-jit-1"] {
+            std::fs::create_dir_all(jit.join(d)).unwrap();
+        }
+        std::fs::write(jit.join("a-file"), b"").unwrap();
+        assert_eq!(
+            debug_jit_dirs(base.path()),
+            [jit.join("java-jit-1"), jit.join("java-jit-2")]
+        );
+    }
+}

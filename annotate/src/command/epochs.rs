@@ -147,10 +147,101 @@ mod tests {
             "prof.out",
             "a.b-c",
             "x.",
+            // A thread part that is not a number is no thread part.
+            "callgrind.out.4242.1-x",
         ];
         for name in all {
             assert!(!one(name), "{name}");
         }
         assert!(named_as_one_dump(Path::new("callgrind.out.4242"), None));
+    }
+
+    /// A profile of `parts` parts, `epochs` of them ending an epoch, read
+    /// as `reads`.
+    fn rewritten(parts: u64, epochs: u64, reads: &[Reading]) -> Rewritten {
+        let mut stats = crate::callgrind::Stats {
+            parts,
+            epoch_parts_seen: epochs,
+            ..Default::default()
+        };
+        stats.reads = reads.to_vec();
+        Rewritten {
+            input: "in".into(),
+            output: "out".into(),
+            stats,
+            code_image: None,
+            epoch: Epoch::None,
+        }
+    }
+
+    #[test]
+    fn a_file_holds_epochs_where_several_parts_end_one() {
+        for (parts, epochs, want) in [(2, 1, true), (3, 2, true), (1, 1, false), (2, 0, false)] {
+            assert_eq!(
+                holds_epochs(&rewritten(parts, epochs, &[])),
+                want,
+                "{parts} {epochs}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_read_again_says_why_at_its_first_reading_there() {
+        use Reading::*;
+        let again = |reads: &[Reading], why| again(reads, why).collect::<Vec<_>>();
+        assert_eq!(again(&[First, Reentry], OneEpoch), [OneEpoch, Reentry]);
+        assert_eq!(
+            again(&[Plan, Write], CombinedEpochs),
+            [CombinedEpochs, Write]
+        );
+        assert_eq!(again(&[First], OneEpoch), [OneEpoch]);
+        // Taken for one epoch, then read with every epoch's symbols.
+        let named = combined(rewritten(2, 1, &[First, Reentry]), vec![First]);
+        assert_eq!(named.epoch, Epoch::Combined);
+        assert_eq!(named.stats.reads, [First, CombinedEpochs, Reentry]);
+        // Read once, with every epoch's symbols, as its name foretold.
+        let once = combined(rewritten(2, 1, &[First]), Vec::new());
+        assert_eq!(
+            (once.epoch, once.stats.reads),
+            (Epoch::Combined, vec![First])
+        );
+    }
+
+    #[test]
+    fn each_profile_s_epoch_ends_where_its_dump_says_else_at_every_file_s_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = |name: &str, desc: Option<&str>| {
+            let path = dir.path().join(name);
+            let desc = desc.map_or(String::new(), |d| {
+                format!(
+                    "desc: Trigger: Client Request: {} {d}\n",
+                    jit_client::epochs::DESC_PREFIX
+                )
+            });
+            std::fs::write(
+                &path,
+                format!("# callgrind format\nversion: 1\n{desc}events: Ir\n"),
+            )
+            .unwrap();
+            Input::open(&path).unwrap()
+        };
+        let first = profile("callgrind.out.7.1", Some("jit-7.dump@400 perf-7.map@30"));
+        let second = profile("callgrind.out.7.2", Some("jit-7.dump@900"));
+        let last = profile("callgrind.out.7", None);
+        let at = |file: &str, at| (file.to_string(), at);
+        let found = ends(&[first, second, last]);
+        assert_eq!(
+            found[..2],
+            [
+                Some(vec![at("jit-7.dump", 400), at("perf-7.map", 30)]),
+                Some(vec![at("jit-7.dump", 900)]),
+            ]
+        );
+        // The last part: every file named, to its end.
+        let last: std::collections::BTreeSet<_> = found[2].iter().flatten().cloned().collect();
+        let every = [at("jit-7.dump", u64::MAX), at("perf-7.map", u64::MAX)];
+        assert_eq!(last, every.into());
+        let plain = profile("callgrind.out.8", None);
+        assert_eq!(ends(&[plain]), [None]);
     }
 }

@@ -89,3 +89,58 @@ pub(super) fn discover(pid: u32, profiles: &[Input], request: &Request) -> Prove
     };
     provenance::discovered(pid, beside, ended, request.started, trust)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_of_one_pid_in_two_folders_are_two_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let profile = |folder: &str, name: &str, pid: u32| {
+            let dir = root.join(folder);
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(name);
+            std::fs::write(
+                &path,
+                format!("# callgrind format\npid: {pid}\nevents: Ir\n"),
+            )
+            .unwrap();
+            Input::open(&path).unwrap()
+        };
+        let groups = by_run(vec![
+            profile("a", "callgrind.out.7", 7),
+            profile("b", "callgrind.out.7", 7),
+            profile("a", "callgrind.out.8", 8),
+            profile("a", "callgrind.out.7.1", 7),
+        ]);
+        let runs: Vec<(Option<u32>, PathBuf, Vec<String>)> = groups
+            .iter()
+            .map(|g| {
+                let names = g
+                    .profiles
+                    .iter()
+                    .map(|p| p.path.file_name().unwrap().to_string_lossy().into_owned());
+                (g.run.pid, g.run.folder.clone().unwrap(), names.collect())
+            })
+            .collect();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            runs,
+            [
+                (
+                    Some(7),
+                    root.join("a"),
+                    names(&["callgrind.out.7", "callgrind.out.7.1"])
+                ),
+                (Some(7), root.join("b"), names(&["callgrind.out.7"])),
+                (Some(8), root.join("a"), names(&["callgrind.out.8"])),
+            ]
+        );
+        // The real folder, however the path was spelled.
+        let spelled = root.join("a/../b/callgrind.out.7");
+        assert_eq!(folder_of(&spelled), Some(root.join("b")));
+        assert_eq!(folder_of(&root.join("none/x")), None);
+    }
+}

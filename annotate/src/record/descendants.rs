@@ -167,3 +167,45 @@ fn children_of(pid: u32) -> Option<Vec<u32>> {
     }
     listed.then_some(children)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watch_sees_the_whole_tree_below_the_program_and_its_children() {
+        let before: Vec<u32> = children().into_iter().map(|(pid, _)| pid).collect();
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let watch = Watch::start(shell.id(), before);
+        // Until the shell has started both, and the watch has looked.
+        let started = Instant::now();
+        let grandchildren = loop {
+            let found = children_of(shell.id()).unwrap();
+            if found.len() == 2 || started.elapsed() > Duration::from_secs(10) {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        std::thread::sleep(WATCH_EVERY * 3);
+        let mine = children();
+        assert!(
+            mine.iter()
+                .any(|(pid, name)| *pid == shell.id() && name == "sh"),
+            "{mine:?}"
+        );
+        let seen = watch.finish().unwrap();
+        for pid in &grandchildren {
+            // SAFETY: kill of a process this test started.
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+        shell.wait().unwrap();
+        assert_eq!(grandchildren.len(), 2);
+        assert!(seen.contains(&shell.id()), "{seen:?}");
+        assert!(grandchildren.iter().all(|p| seen.contains(p)), "{seen:?}");
+        // Not this process, nor its children from before.
+        assert!(!seen.contains(&std::process::id()));
+    }
+}

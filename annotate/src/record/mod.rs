@@ -395,3 +395,6 @@ fn by_pid(profiles: Vec<PathBuf>) -> BTreeMap<u32, Vec<PathBuf>> {
     }
     groups
 }
+
+#[cfg(test)]
+mod tests;

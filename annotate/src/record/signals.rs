@@ -95,3 +95,45 @@ pub fn name(sig: libc::c_int) -> String {
         .find(|(s, _)| *s == sig)
         .map_or_else(|| format!("signal {sig}"), |(_, n)| n.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_stopping_signal_sent_to_record_is_noted_and_passed_on() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let forwarding = Forwarding::start(child.id());
+        assert_eq!(forwarding.received(), None);
+        // SAFETY: a signal to this process, whose handler is installed.
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+        let waited = std::time::Instant::now();
+        while forwarding.received().is_none() && waited.elapsed().as_secs() < 10 {
+            std::thread::yield_now();
+        }
+        assert_eq!(forwarding.received(), Some(libc::SIGTERM));
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+        drop(forwarding);
+        // The previous action is back: SIGTERM's default, not ours.
+        // SAFETY: reads the current action into a zeroed sigaction.
+        let action = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGTERM, std::ptr::null(), &mut old);
+            old
+        };
+        assert_eq!(action.sa_sigaction, libc::SIG_DFL);
+    }
+
+    #[test]
+    fn signals_are_named_as_the_shell_names_them() {
+        assert_eq!(name(libc::SIGINT), "SIGINT");
+        assert_eq!(name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(name(libc::SIGTERM), "SIGTERM");
+        assert_eq!(name(42), "signal 42");
+    }
+}

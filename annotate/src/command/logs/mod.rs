@@ -367,30 +367,4 @@ fn json_escaped(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_of_every_tools_output_are_found() {
-        fn at(line: &str) -> Vec<(&str, u64, bool)> {
-            unknown_frames(line)
-                .into_iter()
-                .map(|(at, addr, json)| (&line[at..at + 3], addr, json))
-                .collect()
-        }
-        assert_eq!(
-            at("==31892==    by 0x4854002: ???"),
-            [("???", 0x4854002, false)]
-        );
-        assert_eq!(at("  n1: 4000 0x484C002: ???"), [("???", 0x484c002, false)]);
-        assert_eq!(
-            at(r#","0x4854002: ???","0x1: ???"]"#),
-            [("???", 0x4854002, true), ("???", 1, true)]
-        );
-        assert!(at("==7==    at 0x4855000: ??? (in /lib/x.so)").is_empty());
-        assert!(at("==7==    by 0x1394FA: main (live.c:42)").is_empty());
-        assert!(at("==7== Invalid read of size 4: ???").is_empty());
-        assert_eq!(json_pid(r#","pid":10053"#), Some(10053));
-        assert_eq!(json_escaped("a\"b\\c"), r#"a\"b\\c"#);
-    }
-}
+mod tests;

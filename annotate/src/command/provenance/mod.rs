@@ -360,40 +360,4 @@ fn span(d: Duration) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn perf_maps_name_their_pid() {
-        assert_eq!(perf_map_pid(Path::new("/tmp/perf-42.map")), Some(42));
-        assert_eq!(perf_map_pid(Path::new("perf-x.map")), None);
-        assert_eq!(perf_map_pid(Path::new("my.map")), None);
-    }
-
-    #[test]
-    fn a_file_of_another_process_or_time_is_set_aside() {
-        let now = SystemTime::now();
-        let hour = Duration::from_secs(3600);
-        let evidence = |pid, modified| Evidence {
-            pid,
-            created: Some(modified),
-            modified: Some(modified),
-        };
-        let fine = evidence(Some(7), now - hour);
-        assert_eq!(set_aside(7, &fine, Some(now), Some(now - 2 * hour)), None);
-        let other = set_aside(7, &evidence(Some(8), now), None, None);
-        assert_eq!(other.as_deref(), Some("its header names pid 8"));
-        let late = set_aside(7, &evidence(None, now + hour), Some(now), None);
-        assert_eq!(late.as_deref(), Some("written 1 h after the profile"));
-        let stale = set_aside(
-            7,
-            &evidence(Some(7), now - 2 * hour),
-            None,
-            Some(now - hour),
-        );
-        assert_eq!(
-            stale.as_deref(),
-            Some("last written 1 h before the run started")
-        );
-    }
-}
+mod tests;
