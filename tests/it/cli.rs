@@ -178,3 +178,106 @@ fn finds_a_perf_map_kept_beside_the_profile() {
     );
     assert!(stderr.contains("JIT functions named: 24"), "{stderr}");
 }
+
+/// Runs annotate in `dir`, expecting it to refuse with exit status 1 and
+/// `message`, leaving no file `out`.
+fn refuses(dir: &Path, args: &[&str], message: &str, out: &str) {
+    let before = names(dir);
+    let result = annotate(dir, args);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end(), format!("callgrind-jit: {message}"));
+    assert!(!dir.join(out).exists());
+    assert_eq!(names(dir), before, "nothing written");
+}
+
+#[test]
+fn one_output_file_names_one_profile_or_one_run_s_parts() {
+    let dir = util::scratch("cli-one-output");
+    copy_fixture("c-demo-parts", &dir);
+    let parts = ["callgrind.out.9754.1-01", "callgrind.out.9754-01"];
+    let two = [&parts[..], &["-o", "named.out"]].concat();
+    refuses(
+        &dir,
+        &two,
+        "-o names one output, but 2 profiles were given",
+        "named.out",
+    );
+    // One run's parts joined into one file (an empty one there is
+    // replaced), each part's output beside its profile, every file as
+    // private as its profile, the joined one as the most private part.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |name: &str| {
+        std::fs::metadata(dir.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let set_mode = |name: &str, mode| {
+        std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set_mode(parts[0], 0o640);
+    set_mode(parts[1], 0o600);
+    std::fs::write(dir.join("merged.out"), b"").unwrap();
+    let merged = [&parts[..], &["--merge", "-q", "-o", "merged.out"]].concat();
+    let out = annotate(&dir, &merged);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode("merged.out"), 0o600);
+    assert_eq!(mode("callgrind.jit.out.9754.1-01"), 0o640);
+    assert_eq!(mode("callgrind.jit.out.9754-01"), 0o600);
+    assert_eq!(mode("jit-code.callgrind.jit.out.9754-01.elf"), 0o600);
+    let totals = |name: &str| -> u64 {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let line = text.lines().find_map(|l| l.strip_prefix("totals: "));
+        line.unwrap().parse().unwrap()
+    };
+    let sum = totals("callgrind.jit.out.9754-01") + totals("callgrind.jit.out.9754.1-01");
+    assert_eq!(totals("merged.out"), sum);
+    // Two runs (one pid, two folders) cannot be joined into one.
+    let other = dir.join("other");
+    std::fs::create_dir(&other).unwrap();
+    copy_fixture("c-demo-parts", &other);
+    refuses(
+        &dir,
+        &[
+            "callgrind.out.9754-01",
+            "other/callgrind.out.9754-01",
+            "--merge",
+            "-o",
+            "both.out",
+        ],
+        "--merge -o names one file, but the profiles are of 2 runs: \
+         leave out -o to join each run's parts beside them",
+        "both.out",
+    );
+}
+
+#[test]
+fn one_output_file_names_one_tool_log() {
+    let dir = util::scratch("cli-one-log");
+    for (name, pid) in [("memcheck.log.31", 31), ("memcheck.log.32", 32)] {
+        let log =
+            format!("=={pid}== Memcheck, a memory error detector\n=={pid}==    at 0x1000: ???\n");
+        std::fs::write(dir.join(name), log).unwrap();
+        std::fs::write(dir.join(format!("perf-{pid}.map")), "1000 10 f\n").unwrap();
+    }
+    refuses(
+        &dir,
+        &["memcheck.log.31", "memcheck.log.32", "-o", "named.log"],
+        "-o names one output, but 2 logs were given",
+        "named.log",
+    );
+    let out = annotate(&dir, &["memcheck.log.31", "-q", "-o", "named.log"]);
+    assert!(out.status.success());
+    let named = std::fs::read_to_string(dir.join("named.log")).unwrap();
+    let frame = format!(
+        "==31==    at 0x1000: f (in {})\n",
+        dir.join("perf-31.map").display()
+    );
+    assert!(named.ends_with(&frame), "{named}");
+}
