@@ -280,4 +280,17 @@ fn one_output_file_names_one_tool_log() {
         dir.join("perf-31.map").display()
     );
     assert!(named.ends_with(&frame), "{named}");
+    // A log from a pipe goes to standard output.
+    let piped = std::process::Command::new(util::cli())
+        .args(["annotate", "-q", "-", "perf-31.map"])
+        .current_dir(&dir)
+        .stdin(std::fs::File::open(dir.join("memcheck.log.31")).unwrap())
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    let frame = frame.replace(
+        &dir.join("perf-31.map").display().to_string(),
+        "perf-31.map",
+    );
+    assert!(String::from_utf8_lossy(&piped.stdout).ends_with(&frame));
 }

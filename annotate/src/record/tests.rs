@@ -139,6 +139,13 @@ fn a_template_that_would_write_over_a_symbol_file_is_refused() {
     ])
     .unwrap();
     assert_eq!(last.dir, Path::new("/b/"));
+    // %q{VAR}: the variables record sets for the program, else the
+    // environment's.
+    let bun = template(&["--callgrind-out-file=%q{BUN_JSC_jitDumpDirectory}/cg.%p"]).unwrap();
+    assert_eq!(bun.dir, Path::new("/runs/"));
+    let home = std::env::var("HOME").unwrap();
+    let at_home = template(&["--callgrind-out-file=%q{HOME}/cg.%p"]).unwrap();
+    assert_eq!(at_home.dir, Path::new(&format!("{home}/")));
     for bad in [
         "--callgrind-out-file=/t/jit-%p.dump",
         "--callgrind-out-file=perf-%p.map",
@@ -200,6 +207,7 @@ fn outputs_are_told_apart_by_pid_and_time() {
         (42, vec![b.clone()]),
     ]);
     assert_eq!(groups, want);
+    assert!(by_pid(Vec::new()).is_empty());
     // Empty files alone are kept, under no pid.
     assert_eq!(
         by_pid(vec![empty.clone()]),

@@ -254,7 +254,7 @@ fn unknown_frames(line: &str) -> Vec<(usize, u64, bool)> {
         }
         let start = line[..at]
             .rfind("0x")
-            .filter(|&s| line[s + 2..at].bytes().all(|b| b.is_ascii_hexdigit()) && at > s + 2);
+            .filter(|&s| line[s + 2..at].bytes().all(|b| b.is_ascii_hexdigit()));
         if let Some(start) = start {
             if let Ok(addr) = u64::from_str_radix(&line[start + 2..at], 16) {
                 frames.push((at + 2, addr, json));

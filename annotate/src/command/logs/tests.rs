@@ -177,6 +177,9 @@ fn frames_of_every_tools_output_are_found() {
     assert!(at("==7==    at 0x4855000: ??? (in /lib/x.so)").is_empty());
     assert!(at("==7==    by 0x1394FA: main (live.c:42)").is_empty());
     assert!(at("==7== Invalid read of size 4: ???").is_empty());
+    // Hex digits only: the parser would take a sign.
+    assert!(at("==7==    by 0x+1f: ???").is_empty());
+    assert!(at("==7==    by 0x: ???").is_empty());
     assert_eq!(json_pid(r#","pid":10053"#), Some(10053));
     assert_eq!(json_escaped("a\"b\\c"), r#"a\"b\\c"#);
 }
