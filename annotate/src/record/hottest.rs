@@ -118,3 +118,93 @@ fn inclusive_of(report: &Report) -> std::collections::HashMap<(String, String), 
     }
     by_function
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::callgrind::Stats;
+    use crate::command::Epoch;
+    use crate::symbols::SymbolTable;
+
+    /// A report of one profile, `total` Ir, in which `a` (declared at
+    /// /app/a.js:3) costs 40 itself and 500 as its caller recorded it,
+    /// and `b` (no file) 30 itself and is called by nobody.
+    fn report_of(dir: &Path, total: u64) -> Report {
+        let mut builder = SymbolTable::builder();
+        let map = b"1000 10 JS:*a /app/a.js:3:1\n2000 10 b\n";
+        builder.add_perf_map("perf-1.map".into(), map);
+        let symbols = builder.build();
+        let object = &symbols.sources()[0].object;
+        let output = dir.join("callgrind.jit.out.1");
+        let profile = format!(
+            "events: Ir\nob=(2) /bin/main\nfl=(2) main.c\nfn=(2) main\n0x1 10\n\
+             cob=(1) {object}\ncfi=(1) /app/a.js\ncfn=(1) a\ncalls=1 0x1000\n0x2 500\n\
+             ob=(1)\nfl=(1)\nfn=(1)\n0x1000 40\n"
+        );
+        std::fs::write(&output, profile).unwrap();
+        let ids: Vec<_> = symbols.ids().collect();
+        let stats = Stats {
+            total,
+            jit_cost: [(ids[0], 40), (ids[1], 30)].into(),
+            ..Stats::default()
+        };
+        let rewritten = Rewritten {
+            input: dir.join("callgrind.out.1"),
+            output,
+            stats,
+            code_image: None,
+            epoch: Epoch::None,
+        };
+        Report {
+            profiles: vec![rewritten],
+            symbols,
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn the_hottest_are_listed_by_what_their_callers_recorded_then_self_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = report_of(dir.path(), 1000);
+        assert_eq!(
+            top_list(&report, 5),
+            " 50.00%    4.00%  a  (/app/a.js:3)\n  3.00%    3.00%  b  (<jit>)\n"
+        );
+        assert_eq!(top_list(&report, 1), " 50.00%    4.00%  a  (/app/a.js:3)\n");
+        // All of the total is no overrun.
+        let whole = report_of(dir.path(), 500);
+        assert_eq!(top_list(&whole, 1), "100.00%    8.00%  a  (/app/a.js:3)\n");
+    }
+
+    #[test]
+    fn inclusive_shares_past_the_total_are_listed_by_self_cost_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = report_of(dir.path(), 100);
+        let list = top_list(&report, 5);
+        let (rows, note) = list.split_at(list.find("  (inclusive").unwrap());
+        assert_eq!(
+            rows,
+            "500.00%   40.00%  a  (/app/a.js:3)\n 30.00%   30.00%  b  (<jit>)\n"
+        );
+        assert_eq!(note, overrun_note(500.0));
+        assert!(note.contains("up to 500.00%"));
+    }
+
+    #[test]
+    fn paths_below_the_current_folder_are_shown_from_it() {
+        let cwd = Path::new("/work/run");
+        assert_eq!(
+            relative(Path::new("/work/run/a.js"), Some(cwd)),
+            Path::new("a.js")
+        );
+        assert_eq!(
+            relative(Path::new("/elsewhere/a.js"), Some(cwd)),
+            Path::new("/elsewhere/a.js")
+        );
+        assert_eq!(relative(cwd, Some(cwd)), cwd);
+        assert_eq!(
+            relative(Path::new("/work/run/a.js"), None),
+            Path::new("/work/run/a.js")
+        );
+    }
+}

@@ -32,7 +32,8 @@ fn table() -> SymbolTable {
     let mut table = SymbolTable::builder();
     let bias = crate::symbols::BiasMode::None;
     table.add_jitdump("jit-1.dump".into(), &dump, bias).unwrap();
-    let map = b"3000 10 JS:*h /app/h.js:7:2\n3100 10 TRACE_4::k.lua:0\n4000 10 a<b>&\"c\\\n";
+    let map = b"3000 10 JS:*h /app/h.js:7:2\n3100 10 TRACE_4::k.lua:0\n4000 10 a<b>&\"c\\\n\
+                5000 10 JS:*r /r.js:2:1\n";
     table.add_perf_map("perf-1.map".into(), map);
     table.build()
 }
@@ -61,7 +62,7 @@ fn a_text_log_s_frames_are_named_as_valgrind_names_native_ones() {
 ==7==    by 0x2008: ???
 ==7==    by 0x3004: ???
 ==7==    by 0x310F: ???
-==7==    by 0x5000: ???
+==7==    by 0x6000: ???
 ==7==    by 0x2008: ??? (in /lib/x.so)
 ==7==    by 0x401000: main (live.c:42)
 ==8==    at 0x1000: ???
@@ -74,7 +75,7 @@ fn a_text_log_s_frames_are_named_as_valgrind_names_native_ones() {
 ==7==    by 0x2008: g (in jit-1.dump)
 ==7==    by 0x3004: h (/app/h.js:7)
 ==7==    by 0x310F: TRACE_4 (k.lua)
-==7==    by 0x5000: ???
+==7==    by 0x6000: ???
 ==7==    by 0x2008: ??? (in /lib/x.so)
 ==7==    by 0x401000: main (live.c:42)
 ==8==    at 0x1000: ???
@@ -111,6 +112,9 @@ fn an_xml_frame_of_only_an_ip_gets_valgrind_s_elements() {
     <ip>0x3000</ip>
   </frame>
   <frame>
+    <ip>0x5000</ip>
+  </frame>
+  <frame>
     <ip>0x9000</ip>
   </frame>
     <ip>0x1000</ip>";
@@ -141,13 +145,19 @@ fn an_xml_frame_of_only_an_ip_gets_valgrind_s_elements() {
     <line>7</line>
   </frame>
   <frame>
+    <ip>0x5000</ip>
+    <fn>r</fn>
+    <file>/r.js</file>
+    <line>2</line>
+  </frame>
+  <frame>
     <ip>0x9000</ip>
   </frame>
     <ip>0x1000</ip>
 ";
     // A frame with more than its ip is Valgrind's: neither named nor
     // counted.
-    assert_eq!(named(log, &[7]), (want.to_string(), (3, 1)));
+    assert_eq!(named(log, &[7]), (want.to_string(), (4, 1)));
 }
 
 #[test]
