@@ -115,6 +115,9 @@ fn an_xml_frame_of_only_an_ip_gets_valgrind_s_elements() {
     <ip>0x5000</ip>
   </frame>
   <frame>
+    <ip>0x3100</ip>
+  </frame>
+  <frame>
     <ip>0x9000</ip>
   </frame>
     <ip>0x1000</ip>";
@@ -151,13 +154,17 @@ fn an_xml_frame_of_only_an_ip_gets_valgrind_s_elements() {
     <line>2</line>
   </frame>
   <frame>
+    <ip>0x3100</ip>
+    <fn>TRACE_4</fn>
+  </frame>
+  <frame>
     <ip>0x9000</ip>
   </frame>
     <ip>0x1000</ip>
 ";
     // A frame with more than its ip is Valgrind's: neither named nor
-    // counted.
-    assert_eq!(named(log, &[7]), (want.to_string(), (4, 1)));
+    // counted. A file without its line (k.lua, line 0) is not given.
+    assert_eq!(named(log, &[7]), (want.to_string(), (5, 1)));
 }
 
 #[test]
@@ -167,6 +174,7 @@ fn dhat_s_json_frames_are_named_inside_their_strings() {
                 \"0x4004: a<b>&\\\"c\\\\ (in perf-1.map)\",\"0x9: ???\"]\n}\n";
     assert_eq!(named(log, &[7]), (want.to_string(), (2, 1)));
 }
+
 #[test]
 fn frames_of_every_tools_output_are_found() {
     fn at(line: &str) -> Vec<(&str, u64, bool)> {
@@ -192,6 +200,9 @@ fn frames_of_every_tools_output_are_found() {
     assert!(at("==7==    by 0x: ???").is_empty());
     assert_eq!(json_pid(r#","pid":10053"#), Some(10053));
     assert_eq!(json_escaped("a\"b\\c"), r#"a\"b\\c"#);
+    // The table keeps control characters out of names and files; they
+    // are escaped all the same.
+    assert_eq!(json_escaped("a\u{1}b\n"), r"a\u0001b\u000a");
 }
 
 #[test]
