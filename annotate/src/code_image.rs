@@ -174,37 +174,12 @@ fn pieces(functions: &[Function]) -> Vec<(u64, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jitdump::{write, CodeLoad, DebugEntry};
     use object::{Object, ObjectSection, ObjectSymbol};
 
     /// A jitdump's bytes: each load at its address with its code, the
     /// first with line rows (offset, line) in `f.toy`.
     fn dump(loads: &[(u64, &[u8], &str)], rows: &[(u64, u32)]) -> Vec<u8> {
-        let mut buf = Vec::new();
-        write::header(&mut buf, 62, 1, 0);
-        for (i, &(addr, code, name)) in loads.iter().enumerate() {
-            if i == 0 {
-                let entries = rows.iter().map(|&(offset, line)| DebugEntry {
-                    addr: addr + offset,
-                    line,
-                    discrim: 0,
-                    file: b"f.toy",
-                });
-                write::debug_info(&mut buf, 0, addr, entries);
-            }
-            let load = CodeLoad {
-                pid: 1,
-                tid: 1,
-                code_addr: addr,
-                code_size: code.len() as u64,
-                code_index: i as u64,
-                name: name.as_bytes(),
-                code: None,
-            };
-            write::code_load_head(&mut buf, 0, &load);
-            buf.extend_from_slice(code);
-        }
-        buf
+        crate::symbols::test_dump::jitdump(loads, rows, b"f.toy")
     }
 
     fn table(dump: &[u8]) -> SymbolTable {

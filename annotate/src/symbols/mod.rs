@@ -26,6 +26,8 @@ mod room;
 pub mod runtime_names;
 mod segments;
 mod symbol;
+#[cfg(test)]
+pub(crate) mod test_dump;
 mod twins;
 
 use std::cell::RefCell;

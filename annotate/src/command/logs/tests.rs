@@ -1,34 +1,14 @@
 use super::*;
-use jitdump::{write, CodeLoad, DebugEntry};
 
 /// `f` at 0x1000 (rows: 0x1000 line 3, 0x1010 line 5, 0x1020 line 0, in
 /// `src/f.toy`) and `g` at 0x2000 (no rows) from a jitdump; from a perf
-/// map `h` (declared at `/app/h.js:7`), `k` (file `k.lua`, line 0) and a
-/// name that needs escaping.
+/// map `h` (declared at `/app/h.js:7`), `k` (file `k.lua`, line 0), a
+/// name that needs escaping, and `r` (declared at `/r.js:2`).
 fn table() -> SymbolTable {
-    let mut dump = Vec::new();
-    write::header(&mut dump, 62, 1, 0);
-    let rows = [(0, 3), (0x10, 5), (0x20, 0)].map(|(offset, line)| DebugEntry {
-        addr: 0x1000 + offset,
-        line,
-        discrim: 0,
-        file: b"src/f.toy",
-    });
-    write::debug_info(&mut dump, 0, 0x1000, rows.into_iter());
-    for (i, (addr, name)) in [(0x1000, "f"), (0x2000, "g")].into_iter().enumerate() {
-        let code = [0x90u8; 0x40];
-        let load = CodeLoad {
-            pid: 1,
-            tid: 1,
-            code_addr: addr,
-            code_size: code.len() as u64,
-            code_index: i as u64,
-            name: name.as_bytes(),
-            code: None,
-        };
-        write::code_load_head(&mut dump, 0, &load);
-        dump.extend_from_slice(&code);
-    }
+    let code = [0x90u8; 0x40];
+    let loads = [(0x1000, &code[..], "f"), (0x2000, &code[..], "g")];
+    let rows = [(0, 3), (0x10, 5), (0x20, 0)];
+    let dump = crate::symbols::test_dump::jitdump(&loads, &rows, b"src/f.toy");
     let mut table = SymbolTable::builder();
     let bias = crate::symbols::BiasMode::None;
     table.add_jitdump("jit-1.dump".into(), &dump, bias).unwrap();
