@@ -126,37 +126,45 @@ mod tests {
     use crate::command::Epoch;
     use crate::symbols::SymbolTable;
 
-    /// A report of one profile, `total` Ir, in which `a` (declared at
-    /// /app/a.js:3) costs 40 itself and 500 as its caller recorded it,
-    /// and `b` (no file) 30 itself and is called by nobody.
+    /// A report of `total` Ir in which `a` (declared at /app/a.js:3)
+    /// costs 40 itself and 500 as its callers recorded it (300 in one
+    /// profile, 200 in another), and `b` (no file) 30 itself and is
+    /// called by nobody; a third profile went to standard output.
     fn report_of(dir: &Path, total: u64) -> Report {
         let mut builder = SymbolTable::builder();
         let map = b"1000 10 JS:*a /app/a.js:3:1\n2000 10 b\n";
         builder.add_perf_map("perf-1.map".into(), map);
         let symbols = builder.build();
         let object = &symbols.sources()[0].object;
-        let output = dir.join("callgrind.jit.out.1");
-        let profile = format!(
-            "events: Ir\nob=(2) /bin/main\nfl=(2) main.c\nfn=(2) main\n0x1 10\n\
-             cob=(1) {object}\ncfi=(1) /app/a.js\ncfn=(1) a\ncalls=1 0x1000\n0x2 500\n\
-             ob=(1)\nfl=(1)\nfn=(1)\n0x1000 40\n"
-        );
-        std::fs::write(&output, profile).unwrap();
+        let part = |n: u32, called: u64| {
+            let output = dir.join(format!("callgrind.jit.out.1.{n}"));
+            let profile = format!(
+                "events: Ir\nob=(2) /bin/main\nfl=(2) main.c\nfn=(2) main\n0x1 10\n\
+                 cob=(1) {object}\ncfi=(1) /app/a.js\ncfn=(1) a\ncalls=1 0x1000\n0x2 {called}\n\
+                 ob=(1)\nfl=(1)\nfn=(1)\n0x1000 20\n"
+            );
+            std::fs::write(&output, profile).unwrap();
+            Rewritten {
+                input: dir.join(format!("callgrind.out.1.{n}")),
+                output,
+                stats: Stats::default(),
+                code_image: None,
+                epoch: Epoch::None,
+            }
+        };
+        let (mut first, second) = (part(1, 300), part(2, 200));
         let ids: Vec<_> = symbols.ids().collect();
-        let stats = Stats {
+        first.stats = Stats {
             total,
             jit_cost: [(ids[0], 40), (ids[1], 30)].into(),
             ..Stats::default()
         };
-        let rewritten = Rewritten {
-            input: dir.join("callgrind.out.1"),
-            output,
-            stats,
-            code_image: None,
-            epoch: Epoch::None,
+        let piped = Rewritten {
+            output: "-".into(),
+            ..part(3, 0)
         };
         Report {
-            profiles: vec![rewritten],
+            profiles: vec![first, second, piped],
             symbols,
             ..Report::default()
         }

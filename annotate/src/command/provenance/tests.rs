@@ -32,6 +32,18 @@ fn a_file_of_another_process_or_time_is_set_aside() {
         stale.as_deref(),
         Some("last written 1 h before the run started")
     );
+    // Written within the slack after the profile, or as the run started:
+    // this run's.
+    let at = |t| evidence(Some(7), t);
+    assert_eq!(set_aside(7, &at(now + SLACK), Some(now), None), None);
+    assert_eq!(set_aside(7, &at(now), None, Some(now)), None);
+    let past = set_aside(
+        7,
+        &at(now + SLACK + Duration::from_secs(1)),
+        Some(now),
+        None,
+    );
+    assert_eq!(past.as_deref(), Some("written 3 s after the profile"));
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds (a jitdump header's clock).
@@ -64,6 +76,12 @@ fn input_at(dir: &Path, name: &str, bytes: &[u8]) -> Input {
 fn me() -> String {
     // SAFETY: geteuid has no preconditions.
     user_name(unsafe { libc::geteuid() })
+}
+
+#[test]
+fn users_are_named_by_login_else_by_number() {
+    assert_eq!(user_name(0), "root");
+    assert_eq!(user_name(4_000_000_009), "uid 4000000009");
 }
 
 #[test]
