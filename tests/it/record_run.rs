@@ -271,3 +271,29 @@ fn usage_errors_exit_2() {
         );
     }
 }
+
+#[test]
+fn valgrind_s_demangle_switch_keeps_jit_names_as_registered() {
+    for (switch, want) in [
+        (None, ":app::sum(int)"),
+        (Some("--demangle=no"), ":_ZN3app3sumEi"),
+    ] {
+        let dir = util::scratch(&format!("record-demangle-{}", switch.is_some()));
+        let prog = util::c_program(&dir, "mangled");
+        let mut args: Vec<&str> = switch.into_iter().collect();
+        args.extend(["--", prog.to_str().unwrap()]);
+        let out = record_with(&dir, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "50050000");
+        let listing = util::callgrind_annotate(&util::annotated_in(&dir), &[]);
+        // 100 calls of 3 * 1000 + 4 instructions.
+        let line = listing
+            .lines()
+            .find(|l| l.contains(want))
+            .unwrap_or_default();
+        assert!(
+            line.trim_start().starts_with("300,400 "),
+            "{want}: {listing}"
+        );
+    }
+}
