@@ -172,7 +172,7 @@ mod tests {
         let profile = "positions: instr line\nevents: Ir\n\
             ob=(1) jit.elf\nfl=(1) a.py\nfn=(1) f\n0x10 1 5\ncob=(2) lib.so\ncfi=(2) g.c\ncfn=(2) g\ncalls=1 0x20 0\n0x11 1 100\n\
             fn=(3) f'2\n0x10 1 3\ncob=(1)\ncfi=(1)\ncfn=(3)\ncalls=1 0x10 0\n0x11 1 50\n\
-            jump=1 0x12 0\n* 7\n0x12 1 2\n\
+            jump=1 0x12 0\n* * 7\n0x12 1 2\n\
             ob=(2)\nfl=(2)\nfn=(2)\n0x20 0 1\ncob=(1)\ncfi=(1)\ncfn=(3)\ncalls=2 0x10 0\n0x21 0 40\n\
             ob=(1)\nfl=(1)\nfn=(4) h\n0x30 1 6\nfi=(4) b.py\n0x31 1 9\nfl=(4)\nfn=(5) k\n0x40 1 2\n";
         let objects: HashSet<String> = ["jit.elf".to_string()].into();

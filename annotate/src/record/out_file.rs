@@ -201,6 +201,9 @@ mod tests {
         let t = parse("runs/%q{JOB}/cg.%p.100%%");
         assert_eq!(t.dir, Path::new("runs/j7/"));
         assert!(t.matches("cg.55.100%") && !t.matches("cg.55.100"));
+        // Said in messages with its numbers left open.
+        assert_eq!(t.display(), "runs/j7/cg.<N>.100%");
+        assert_eq!(parse("my.out").display(), "./my.out");
     }
 
     #[test]
