@@ -53,6 +53,14 @@ fn finds_the_jitdump_from_the_pid_and_names_the_output_apart() {
     );
     assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
     assert!(dir.join("callgrind.jit.out.9747").exists());
+    // The code image beside it, said with its count.
+    assert!(
+        stderr.contains(
+            "wrote 'jit-code.callgrind.jit.out.9747.elf' (machine code of 2 JIT functions,"
+        ),
+        "{stderr}"
+    );
+    assert!(dir.join("jit-code.callgrind.jit.out.9747.elf").exists());
     let input = std::fs::read(dir.join("callgrind.out.9747")).unwrap();
     assert_eq!(
         input,
@@ -220,8 +228,15 @@ fn one_output_file_names_one_profile_or_one_run_s_parts() {
     set_mode(parts[0], 0o640);
     set_mode(parts[1], 0o600);
     std::fs::write(dir.join("merged.out"), b"").unwrap();
-    let merged = [&parts[..], &["--merge", "-q", "-o", "merged.out"]].concat();
+    let merged = [&parts[..], &["--merge", "-o", "merged.out"]].concat();
     let out = annotate(&dir, &merged);
+    // A part that names no JIT function with code gets no image, and
+    // none is said.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("9754.1-01.elf"), "{said}");
+    assert!(!dir
+        .join("jit-code.callgrind.jit.out.9754.1-01.elf")
+        .exists());
     assert!(
         out.status.success(),
         "{}",
