@@ -309,3 +309,21 @@ fn one_output_file_names_one_tool_log() {
     );
     assert!(String::from_utf8_lossy(&piped.stdout).ends_with(&frame));
 }
+
+#[test]
+fn a_symbol_file_from_a_pipe_is_used_and_said_without_an_owner() {
+    let dir = util::scratch("cli-piped-symbols");
+    copy_fixture("c-demo", &dir);
+    let out = std::process::Command::new(util::cli())
+        .args(["annotate", "callgrind.out.9747", "-", "-o", "named.out"])
+        .current_dir(&dir)
+        .stdin(std::fs::File::open(dir.join("jit-9747.dump")).unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // A spooled copy is nobody's file: no owner is said.
+    let said = "symbols of pid 9747: '-' (2 code ranges; given, written by pid 9747)\n";
+    assert!(stderr.contains(said), "{stderr}");
+    assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
+}
