@@ -239,12 +239,8 @@ fn a_merge_that_cannot_be_written_is_refused_before_anything_is() {
         "a part was written: {said}"
     );
     // From stdin there is no file to join.
-    let out = std::process::Command::new(util::cli())
-        .args(["annotate", "--merge", "-", "jit-9747.dump"])
-        .current_dir(&dir)
-        .stdin(std::fs::File::open(dir.join("callgrind.out.9747")).unwrap())
-        .output()
-        .unwrap();
+    let profile = dir.join("callgrind.out.9747");
+    let out = util::annotate_from(&dir, &["--merge", "-", "jit-9747.dump"], &profile);
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(

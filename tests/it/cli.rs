@@ -296,12 +296,8 @@ fn one_output_file_names_one_tool_log() {
     );
     assert!(named.ends_with(&frame), "{named}");
     // A log from a pipe goes to standard output.
-    let piped = std::process::Command::new(util::cli())
-        .args(["annotate", "-q", "-", "perf-31.map"])
-        .current_dir(&dir)
-        .stdin(std::fs::File::open(dir.join("memcheck.log.31")).unwrap())
-        .output()
-        .unwrap();
+    let log = dir.join("memcheck.log.31");
+    let piped = util::annotate_from(&dir, &["-q", "-", "perf-31.map"], &log);
     assert!(piped.status.success());
     let frame = frame.replace(
         &dir.join("perf-31.map").display().to_string(),
@@ -314,12 +310,8 @@ fn one_output_file_names_one_tool_log() {
 fn a_symbol_file_from_a_pipe_is_used_and_said_without_an_owner() {
     let dir = util::scratch("cli-piped-symbols");
     copy_fixture("c-demo", &dir);
-    let out = std::process::Command::new(util::cli())
-        .args(["annotate", "callgrind.out.9747", "-", "-o", "named.out"])
-        .current_dir(&dir)
-        .stdin(std::fs::File::open(dir.join("jit-9747.dump")).unwrap())
-        .output()
-        .unwrap();
+    let args = ["callgrind.out.9747", "-", "-o", "named.out"];
+    let out = util::annotate_from(&dir, &args, &dir.join("jit-9747.dump"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // A spooled copy is nobody's file: no owner is said.

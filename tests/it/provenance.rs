@@ -284,14 +284,8 @@ fn a_symbol_file_on_stdin_serves_every_process_it_is_given_to() {
     let dir = util::scratch("prov-stdin");
     let a = run(&dir, "a", &["shared_fn", "100"], &[]);
     let b = run(&dir, "b", &["other_fn", "100"], &[]);
-    let out = std::process::Command::new(util::cli())
-        .current_dir(&dir)
-        .arg("annotate")
-        .args([&a.profile, &b.profile])
-        .args(["-", "--any-pid"])
-        .stdin(std::fs::File::open(&a.dump).unwrap())
-        .output()
-        .unwrap();
+    let (pa, pb) = (a.profile.to_str().unwrap(), b.profile.to_str().unwrap());
+    let out = util::annotate_from(&dir, &[pa, pb, "-", "--any-pid"], &a.dump);
     assert!(out.status.success(), "{}", stderr(&out));
     for r in [&a, &b] {
         let named = r

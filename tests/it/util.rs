@@ -384,6 +384,18 @@ pub fn annotate(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// [`annotate`] with the file `stdin` on its standard input (a pipe's
+/// content: `-` among the arguments reads it).
+pub fn annotate_from(dir: &Path, args: &[&str], stdin: &Path) -> Output {
+    Command::new(cli())
+        .arg("annotate")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::fs::File::open(stdin).unwrap())
+        .output()
+        .unwrap()
+}
+
 /// A jit-client session that is on, writing both files into `dir`.
 pub fn session_in(dir: &Path) -> jit_client::Session {
     jit_client::Session::open(
