@@ -5,6 +5,10 @@
 //! maps line by line (symbols/index_perfmap.rs, which counts and skips the
 //! lines that do not parse); this module reads one line.
 
+mod hex;
+
+use hex::hex_field;
+
 /// True when `data` looks like a perf map: its first line parses.
 pub fn looks_like_perf_map(data: &[u8]) -> bool {
     let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -94,53 +98,6 @@ pub fn fields(line: &[u8]) -> Option<(u64, u64, &[u8])> {
 /// A name's bytes as text: lossily decoded, trailing blanks dropped.
 pub fn name(raw: &[u8]) -> String {
     String::from_utf8_lossy(raw).trim_end().to_string()
-}
-
-/// [`HEX_DIGIT`] of a byte that is no hex digit.
-const NOT_HEX: u8 = 0xff;
-
-/// Each byte's value as a hex digit, or [`NOT_HEX`].
-const HEX_DIGIT: [u8; 256] = {
-    let mut table = [NOT_HEX; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = match b as u8 {
-            c @ b'0'..=b'9' => c - b'0',
-            c @ b'a'..=b'f' => c - b'a' + 10,
-            c @ b'A'..=b'F' => c - b'A' + 10,
-            _ => NOT_HEX,
-        };
-        b += 1;
-    }
-    table
-};
-
-/// A hex number (optional `0x`, at most 16 digits), then a run of blanks.
-fn hex_field(s: &[u8]) -> Option<(u64, &[u8])> {
-    let s = s
-        .strip_prefix(b"0x")
-        .or_else(|| s.strip_prefix(b"0X"))
-        .unwrap_or(s);
-    // A table, not `char::to_digit`: this loop was half of indexing a
-    // perf map of a million functions (350 instructions a line).
-    let (mut value, mut end) = (0u64, 0);
-    for &b in s {
-        let digit = HEX_DIGIT[usize::from(b)];
-        if digit == NOT_HEX {
-            break;
-        }
-        value = value.wrapping_shl(4) | u64::from(digit);
-        end += 1;
-    }
-    if end == 0 || end > 16 {
-        return None;
-    }
-    let rest = &s[end..];
-    let blanks = rest
-        .iter()
-        .position(|b| !matches!(b, b' ' | b'\t'))
-        .unwrap_or(rest.len());
-    (blanks > 0).then(|| (value, &rest[blanks..]))
 }
 
 #[cfg(test)]
@@ -241,32 +198,6 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(not)
             );
-        }
-    }
-
-    #[test]
-    fn hex_fields_read_every_digit_and_refuse_over_sixteen() {
-        for value in [0u64, 1, 0xa, 0xF0, 0x7f3c_2a10_00ff, u64::MAX] {
-            for text in [format!("{value:x} "), format!("0X{value:X}\t")] {
-                assert_eq!(
-                    hex_field(text.as_bytes()),
-                    Some((value, &b""[..])),
-                    "{text}"
-                );
-            }
-        }
-        assert_eq!(hex_field(b"10000000000000000 x"), None);
-        assert_eq!(hex_field(b"0x 1"), None);
-        assert_eq!(hex_field(b"12g 1"), None);
-        assert_eq!(hex_field(b"12"), None);
-    }
-
-    #[test]
-    fn the_digit_table_reads_as_the_standard_library_does() {
-        for b in 0..=255u8 {
-            let want = char::from(b).to_digit(16).map(|d| d as u8);
-            let got = Some(HEX_DIGIT[usize::from(b)]).filter(|&d| d != NOT_HEX);
-            assert_eq!(got, want, "{b:#x}");
         }
     }
 }
