@@ -132,6 +132,18 @@ mod tests {
     }
 
     #[test]
+    fn the_length_is_the_files_when_the_window_was_made() {
+        let mut file = tempfile::tempfile().unwrap();
+        let w = Window::new(&file).unwrap();
+        assert_eq!((w.len(), w.is_empty()), (0, true));
+        file.write_all(b"jitdump").unwrap();
+        let w = Window::new(&file).unwrap();
+        assert_eq!((w.len(), w.is_empty()), (7, false));
+        (&file).write_all(b" grows").unwrap();
+        assert_eq!(w.len(), 7);
+    }
+
+    #[test]
     fn a_file_truncated_under_the_reader_is_an_error_not_a_crash() {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&vec![7; 3 * SEQUENTIAL]).unwrap();

@@ -20,6 +20,8 @@ pub mod read;
 mod records;
 #[cfg(feature = "read")]
 pub mod scan;
+#[cfg(all(test, feature = "read"))]
+mod tests;
 pub mod write;
 
 #[cfg(feature = "read")]
