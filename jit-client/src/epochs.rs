@@ -109,6 +109,19 @@ mod tests {
     }
 
     #[test]
+    fn an_epoch_forgets_only_the_code_inside_what_was_unloaded() {
+        let mut e = Epochs::default();
+        for (start, end) in [(0, 5), (10, 20), (30, 40), (45, 50)] {
+            e.load(start, end);
+        }
+        e.unload(10, 40);
+        assert!(e.load(45, 50), "ends the epoch");
+        assert!(!e.load(10, 20), "inside what was unloaded");
+        assert!(!e.load(30, 40), "inside what was unloaded");
+        assert!(e.load(0, 5), "before it: still holds cost");
+    }
+
+    #[test]
     fn the_description_names_each_file_and_place() {
         let d = description(&[("jit-7.dump", 40), ("perf-7.map", 0)]);
         assert_eq!(d, "callgrind-jit epoch ends at jit-7.dump@40 perf-7.map@0");

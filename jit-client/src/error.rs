@@ -46,3 +46,17 @@ impl std::error::Error for Error {}
 
 /// Result of a session call.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_reads_as_its_detail_and_keeps_its_kind() {
+        let e = Error::new(ErrorKind::Closed, "closed at exit");
+        assert_eq!(
+            (e.to_string(), e.kind()),
+            ("closed at exit".into(), ErrorKind::Closed)
+        );
+    }
+}

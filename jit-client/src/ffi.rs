@@ -162,3 +162,47 @@ unsafe fn c_lines<'a>(lines: *const cgjit_line, n: usize) -> Vec<LineEntry<'a>> 
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn the_status_codes_are_the_headers() {
+        let header = include_str!("../include/callgrind_jit.h");
+        for (name, value) in [
+            ("CGJIT_OK", CGJIT_OK),
+            ("CGJIT_EINVAL", CGJIT_EINVAL),
+            ("CGJIT_EIO", CGJIT_EIO),
+            ("CGJIT_EINTERNAL", CGJIT_EINTERNAL),
+            ("CGJIT_ECLOSED", CGJIT_ECLOSED),
+        ] {
+            let line = header
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{name} is not in the header"));
+            let defined = line.split_whitespace().nth(2).unwrap();
+            assert_eq!(
+                defined.trim_matches(['(', ')']),
+                value.to_string(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_error_kind_has_its_status_and_a_panic_is_internal() {
+        let err = |kind| status(Err(Error::new(kind, "x")));
+        assert_eq!(status(Ok(())), CGJIT_OK);
+        assert_eq!(err(ErrorKind::InvalidArgument), CGJIT_EINVAL);
+        assert_eq!(err(ErrorKind::Closed), CGJIT_ECLOSED);
+        assert_eq!(err(ErrorKind::Io), CGJIT_EIO);
+        assert_eq!(boundary(|| 7), 7);
+        // (The panic's message is printed: the hook is the process's.)
+        assert_eq!(
+            boundary(|| panic!("caught at the boundary")),
+            CGJIT_EINTERNAL
+        );
+    }
+}

@@ -42,6 +42,8 @@ mod options;
 pub mod perfmap;
 mod session;
 mod sys;
+#[cfg(test)]
+mod tests;
 mod valgrind;
 mod writer;
 

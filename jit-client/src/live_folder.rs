@@ -67,6 +67,7 @@ mod tests {
     #[test]
     fn names_round_trip() {
         assert_eq!(pid_of_folder(&folder_name(42)), Some(42));
+        assert_eq!(dir_for(42), std::env::temp_dir().join("callgrind-jit-42"));
         assert!(is_ours(&image_name(3, 0x4856000)) && is_ours(LOCK_FILE));
         // As format! spells them.
         for (n, addr) in [

@@ -1,5 +1,6 @@
 //! When a session is on, and where its files go.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Whether the session writes anything.
@@ -48,8 +49,15 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Settings from `CALLGRIND_JIT` and `JITDUMPDIR`.
+    /// Settings from `CALLGRIND_JIT`, `CALLGRIND_JIT_PERF_MAP`,
+    /// `CALLGRIND_JIT_LIVE` and `JITDUMPDIR`.
     pub fn from_env() -> Self {
+        Options::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// [`Options::from_env`] with the variables `var` gives.
+    fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
+        let flag = |name| flag(var(name));
         let mut opts = Options::default();
         match flag("CALLGRIND_JIT") {
             Some(true) => opts.activation = Activation::On,
@@ -60,7 +68,7 @@ impl Options {
             opts.perf_map = false;
         }
         opts.live = flag("CALLGRIND_JIT_LIVE") == Some(true);
-        if let Some(dir) = std::env::var_os("JITDUMPDIR").filter(|d| !d.is_empty()) {
+        if let Some(dir) = var("JITDUMPDIR").filter(|d| !d.is_empty()) {
             opts.jitdump_dir = PathBuf::from(dir);
         }
         opts
@@ -105,13 +113,74 @@ impl Options {
     }
 }
 
-/// Environment variable `name` as a switch: `1`, `on` or `yes` is true,
-/// `0`, `off` or `no` false; anything else (or unset) says nothing.
-fn flag(name: &str) -> Option<bool> {
-    let value = std::env::var_os(name)?;
-    match value.as_encoded_bytes() {
+/// A variable's value as a switch: `1`, `on` or `yes` is true, `0`,
+/// `off` or `no` false; anything else (or unset) says nothing.
+fn flag(value: Option<OsString>) -> Option<bool> {
+    match value?.as_encoded_bytes() {
         b"1" | b"on" | b"yes" => Some(true),
         b"0" | b"off" | b"no" => Some(false),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options from the variables `vars` (name, value).
+    fn with(vars: &[(&str, &str)]) -> Options {
+        Options::from_vars(|name| {
+            let value = vars.iter().find(|(n, _)| *n == name);
+            value.map(|(_, v)| OsString::from(v))
+        })
+    }
+
+    #[test]
+    fn each_variable_sets_its_option_and_others_leave_the_defaults() {
+        let none = with(&[]);
+        assert_eq!(none.activation, Activation::Auto);
+        assert!(none.perf_map && !none.live);
+        assert_eq!(none.jitdump_dir, PathBuf::from("."));
+        assert_eq!(none.perf_map_dir, PathBuf::from("/tmp"));
+        for (value, want) in [
+            ("1", Activation::On),
+            ("on", Activation::On),
+            ("yes", Activation::On),
+            ("0", Activation::Off),
+            ("off", Activation::Off),
+            ("no", Activation::Off),
+            ("maybe", Activation::Auto),
+            ("", Activation::Auto),
+        ] {
+            assert_eq!(
+                with(&[("CALLGRIND_JIT", value)]).activation,
+                want,
+                "{value}"
+            );
+        }
+        assert!(!with(&[("CALLGRIND_JIT_PERF_MAP", "0")]).perf_map);
+        assert!(with(&[("CALLGRIND_JIT_PERF_MAP", "1")]).perf_map);
+        assert!(with(&[("CALLGRIND_JIT_LIVE", "1")]).live);
+        assert!(!with(&[("CALLGRIND_JIT_LIVE", "2")]).live);
+        let dir = with(&[("JITDUMPDIR", "/var/jit")]);
+        assert_eq!(dir.jitdump_dir, PathBuf::from("/var/jit"));
+        assert_eq!(with(&[("JITDUMPDIR", "")]).jitdump_dir, PathBuf::from("."));
+        // One variable does not set another's option.
+        let on = with(&[("CALLGRIND_JIT", "1")]);
+        assert!(on.perf_map && !on.live);
+    }
+
+    #[test]
+    fn the_setters_set_what_they_name() {
+        // SAFETY: no session is opened with these options.
+        let opts = unsafe { Options::default().live(true) };
+        let opts = opts.perf_map(false).perf_map_dir("/m").jitdump_dir("/d");
+        let opts = opts.activation(Activation::Off);
+        assert!(opts.live && !opts.perf_map);
+        assert_eq!(
+            (opts.perf_map_dir, opts.jitdump_dir),
+            ("/m".into(), "/d".into())
+        );
+        assert_eq!(opts.activation, Activation::Off);
     }
 }
