@@ -55,28 +55,74 @@ fn empty_code_and_loads_after_close_get_a_status() {
     assert_eq!(loads(&dir), ["kept"]);
 }
 
+/// The C test program `statuses` run in `dir` with `args` and the
+/// session's variables (`JITDUMPDIR` set to `jitdump_dir`): its standard
+/// output and error.
+fn statuses(
+    dir: &std::path::Path,
+    jitdump_dir: &std::path::Path,
+    args: &[&str],
+) -> (String, String) {
+    let exe = util::c_program(dir, "statuses");
+    let mut run = Command::new(&exe);
+    run.args(args)
+        .current_dir(dir)
+        .env("CALLGRIND_JIT", "1")
+        .env("JITDUMPDIR", jitdump_dir)
+        .env("TMPDIR", dir);
+    let out = util::run_ok(&mut run);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (text(&out.stdout), text(&out.stderr))
+}
+
 #[test]
 fn the_c_abi_returns_each_documented_status() {
     let dir = util::scratch("client-c-status");
-    let exe = util::c_program(&dir, "statuses");
-    let mut run = Command::new(&exe);
-    run.current_dir(&dir)
-        .env("CALLGRIND_JIT", "1")
-        .env("JITDUMPDIR", &dir)
-        .env("TMPDIR", &dir);
-    let out = util::run_ok(&mut run);
+    let (stdout, stderr) = statuses(&dir, &dir, &[]);
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "normal: 0\nzero size: -1\nnull code: -1\nwraps: -1\nnull lines: -1\n\
+        stdout,
+        "normal: 0\nenabled: 1\nunload: 0\nunload zero size: -1\nzero size: -1\n\
+         null code: -1\nwraps: -1\nnull lines: -1\n\
          after exit-time close: -4\nopen after close: -4\n"
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let late = |e: &str| e.matches("after the session was closed").count();
+    assert_eq!(late(&stderr), 1, "{stderr}");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", out_pid(&dir)));
+    // Closed by cgjit_close: every later call says so, the notice once.
+    let dir = util::scratch("client-c-close");
+    let (stdout, stderr) = statuses(&dir, &dir, &["close"]);
     assert_eq!(
-        stderr.matches("after the session was closed").count(),
-        1,
+        stdout,
+        "normal: 0\nenabled: 1\nclose: 0\nload after close: -4\nunload after close: -4\n\
+         enabled after close: 0\nclose again: 0\n\
+         after exit-time close: -4\nopen after close: -4\n"
+    );
+    assert_eq!(late(&stderr), 1, "{stderr}");
+    let (names, problems) = util::dump_names(&util::file_starting(&dir, "jit-").unwrap());
+    assert_eq!((names, problems), (vec!["normal".to_string()], vec![]));
+    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", out_pid(&dir)));
+}
+
+#[test]
+fn a_jitdump_folder_that_is_not_there_costs_one_line_and_no_load() {
+    let dir = util::scratch("client-c-no-folder");
+    let (stdout, stderr) = statuses(&dir, &dir.join("gone"), &[]);
+    assert!(stdout.starts_with("normal: 0\nenabled: 1\n"), "{stdout}");
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("callgrind-jit:"))
+        .collect();
+    assert_eq!(ours.len(), 2, "{stderr}");
+    assert!(
+        ours[0].contains("cannot create") && ours[0].contains("/gone/jit-"),
         "{stderr}"
     );
-    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", out_pid(&dir)));
+    assert!(ours[1].contains("after the session was closed"), "{stderr}");
+    let pid = stderr
+        .split("/gone/jit-")
+        .nth(1)
+        .and_then(|r| r.split('.').next());
+    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", pid.unwrap_or("0")));
 }
 
 /// The pid in the one jitdump a C test left in `dir`.
