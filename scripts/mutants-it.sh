@@ -18,7 +18,7 @@ case $file in
   annotate/*) package=callgrind-jit ;;
   jit-client/*) package=jit-client ;;
   jitdump/*) package=jitdump ;;
-  gdb-jit/*) package=gdb-jit ;;
+  gdb-jit/*) package=callgrind-jit-gdb ;;
   *) echo "$file is in no package of the workspace" >&2; exit 2 ;;
 esac
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
