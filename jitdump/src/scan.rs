@@ -71,6 +71,23 @@ pub enum Item<'a> {
     Other,
 }
 
+impl<'a> From<&Record<'a>> for Item<'a> {
+    /// The item a scan hands over for a record [`read`](super::read())
+    /// gives: the two readers agree record for record.
+    fn from(record: &Record<'a>) -> Item<'a> {
+        match record {
+            Record::Load(load) => Item::Load(*load),
+            Record::Move(m) => Item::Move(m.clone()),
+            Record::DebugInfo { code_addr, entries } => Item::DebugInfo {
+                code_addr: *code_addr,
+                span: EntrySpan::of(entries),
+            },
+            Record::Close => Item::Close,
+            Record::UnwindingInfo | Record::Unknown(_) => Item::Other,
+        }
+    }
+}
+
 /// What a scan found besides the records.
 #[derive(Clone, Debug)]
 pub struct Scan {

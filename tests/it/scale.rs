@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use annotate::symbols::{BiasMode, SymbolTable};
-use jitdump::scan::{self, EntrySpan, Item};
+use jitdump::scan::{self, Item};
 use jitdump::write;
 use jitdump::{self, Record};
 use jitdump::{CodeLoad, DebugEntry};
@@ -28,16 +28,7 @@ fn scanned(data: &[u8]) -> Result<(Vec<String>, Vec<jitdump::Problem>), String> 
 fn read(data: &[u8]) -> Result<(Vec<String>, Vec<jitdump::Problem>), String> {
     let dump = jitdump::read(data).map_err(|e| e.to_string())?;
     let items = dump.records.iter().map(|(offset, record)| {
-        let item = match record {
-            Record::Load(load) => Item::Load(*load),
-            Record::Move(m) => Item::Move(m.clone()),
-            Record::DebugInfo { code_addr, entries } => Item::DebugInfo {
-                code_addr: *code_addr,
-                span: EntrySpan::of(entries),
-            },
-            Record::Close => Item::Close,
-            Record::UnwindingInfo | Record::Unknown(_) => Item::Other,
-        };
+        let item = Item::from(record);
         format!("{offset} {item:?}")
     });
     Ok((items.collect(), dump.problems))

@@ -26,24 +26,18 @@ impl Enc {
         }
     }
 
-    fn u32(&mut self, v: u32) -> &mut Self {
-        let bytes = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
-        self.buf.extend_from_slice(&bytes);
+    /// A number's bytes in this encoder's byte order.
+    fn number<const N: usize>(&mut self, le: [u8; N], be: [u8; N]) -> &mut Self {
+        self.buf.extend_from_slice(if self.big { &be } else { &le });
         self
     }
 
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.number(v.to_le_bytes(), v.to_be_bytes())
+    }
+
     fn u64(&mut self, v: u64) -> &mut Self {
-        let bytes = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
-        self.buf.extend_from_slice(&bytes);
-        self
+        self.number(v.to_le_bytes(), v.to_be_bytes())
     }
 
     fn bytes(&mut self, b: &[u8]) -> &mut Self {
@@ -137,20 +131,6 @@ fn file_of(bytes: &[u8]) -> std::fs::File {
     file
 }
 
-/// A record as the scan hands it over.
-fn as_item<'a>(record: &Record<'a>) -> Item<'a> {
-    match record {
-        Record::Load(load) => Item::Load(*load),
-        Record::Move(m) => Item::Move(m.clone()),
-        Record::DebugInfo { code_addr, entries } => Item::DebugInfo {
-            code_addr: *code_addr,
-            span: EntrySpan::of(entries),
-        },
-        Record::Close => Item::Close,
-        Record::UnwindingInfo | Record::Unknown(_) => Item::Other,
-    }
-}
-
 /// An item as text, its code bytes as their length and a checksum (a
 /// failure then prints no megabytes).
 fn text(item: &Item) -> String {
@@ -198,7 +178,7 @@ fn both(bytes: &[u8]) -> Reading<Record<'_>> {
             let want: Vec<(u64, String)> = dump
                 .records
                 .iter()
-                .map(|(at, r)| (*at, text(&as_item(r))))
+                .map(|(at, r)| (*at, text(&Item::from(r))))
                 .collect();
             assert_eq!(items, &want, "the scan's items");
             assert_eq!(problems, &dump.problems, "the scan's problems");
