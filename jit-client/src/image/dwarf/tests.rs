@@ -94,6 +94,7 @@ fn lines_files_and_columns_read_as_gimli_writes_them() {
         LineEntry::new(9, 3, 0, "/usr/lib/x/lib.toy"),
         LineEntry::new(12, 0, 0, "demo.toy"), // line 0: no row
         LineEntry::new(16, 11, 2, "src/demo.toy"),
+        LineEntry::new(32, 7, 0, "demo.toy"), // at the end: no row
         LineEntry::new(40, 99, 1, "demo.toy"), // past the end: no row
     ];
     let b = [
@@ -128,4 +129,9 @@ fn numbers_encode_as_leb128() {
     put_sleb(&mut out, 63);
     put_sleb(&mut out, 64);
     assert_eq!(out, [0x3f, 0xc0, 0x00]);
+    // -65: a last seven bits without the sign bit need one byte more.
+    out.clear();
+    put_sleb(&mut out, -65);
+    put_sleb(&mut out, -64);
+    assert_eq!(out, [0xbf, 0x7f, 0x40]);
 }

@@ -1,19 +1,21 @@
 use super::*;
 use crate::image::dwarf::{self, Function};
 use crate::writer::LineEntry;
-use object::read::elf::{ElfFile64, FileHeader as _, ProgramHeader as _};
+use object::read::elf::{ElfFile64, FileHeader as _, ProgramHeader as _, SectionHeader as _};
 use object::{Object, ObjectSection, ObjectSymbol};
 
 /// What a reader gets from a file: its type and machine, the program
 /// headers (flags, offset modulo the page, address, sizes, bytes), the
 /// sections (name, address, flags, length and digest of the bytes; none
 /// for the string and symbol tables, whose layout is the writer's
-/// choice) and the symbols (name, address, size, section name).
+/// choice; and the header's type, alignment, entry size and info) and
+/// the symbols (name, address, size, section name and address, global
+/// or not).
 type Read = (
     (u16, u16),
     Vec<(u32, u64, u64, u64, u64, u64)>,
-    Vec<(String, u64, u64, usize, u64)>,
-    Vec<(String, u64, u64, String)>,
+    Vec<((String, u64, u64, usize, u64), (u32, u64, u64, u32))>,
+    Vec<(String, u64, u64, String, bool)>,
 );
 
 /// The bytes in a number a failed assertion can print.
@@ -57,7 +59,14 @@ fn read(bytes: &[u8], page: u64) -> Read {
                 ".symtab" | ".strtab" | ".shstrtab" => &[][..],
                 _ => s.data().unwrap(),
             };
-            (name, s.address(), flags, data.len(), digest(data))
+            let h = s.elf_section_header();
+            let header = (
+                h.sh_type(e),
+                h.sh_addralign(e),
+                h.sh_entsize(e),
+                h.sh_info(e),
+            );
+            ((name, s.address(), flags, data.len(), digest(data)), header)
         })
         .collect();
     let symbols = file
@@ -66,11 +75,9 @@ fn read(bytes: &[u8], page: u64) -> Read {
             let section = s
                 .section_index()
                 .map(|i| {
-                    file.section_by_index(i)
-                        .unwrap()
-                        .name()
-                        .unwrap()
-                        .to_string()
+                    let section = file.section_by_index(i).unwrap();
+                    // Pieces' sections share a name: told by address.
+                    format!("{} {:#x}", section.name().unwrap(), section.address())
                 })
                 .unwrap_or_default();
             (
@@ -78,6 +85,7 @@ fn read(bytes: &[u8], page: u64) -> Read {
                 s.address(),
                 s.size(),
                 section,
+                s.is_global(),
             )
         })
         .collect();
@@ -88,6 +96,13 @@ fn check(image: &Image) {
     let ours = write(image);
     let theirs = reference::write(image).unwrap();
     assert_eq!(read(&ours.bytes(), image.page), read(&theirs, image.page));
+    // No larger than it needs to be.
+    let bytes = ours.bytes().len() as u64;
+    assert!(
+        bytes <= theirs.len() as u64 + 2 * image.page,
+        "{bytes} {}",
+        theirs.len()
+    );
     // The pieces lie where the program headers say, in both.
     let file = ElfFile64::<object::Endianness>::parse(&theirs[..]).unwrap();
     let offsets: Vec<u64> = file
