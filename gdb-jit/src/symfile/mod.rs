@@ -31,7 +31,8 @@ pub fn functions(data: &[u8]) -> Result<Vec<Function>, String> {
         return Err(format!("a {:?} object, not ELF", file.format()));
     }
     let places = Places { file: &file };
-    let mut found: Vec<Function> = Vec::new();
+    // Each function, and the end of its section (where one is known).
+    let mut found: Vec<(Function, Option<u64>)> = Vec::new();
     for symbol in file.symbols() {
         if symbol.kind() != SymbolKind::Text || !symbol.is_definition() {
             continue;
@@ -39,21 +40,27 @@ pub fn functions(data: &[u8]) -> Result<Vec<Function>, String> {
         let (Some(addr), Ok(name)) = (places.symbol(&symbol), symbol.name_bytes()) else {
             continue;
         };
-        let size = match symbol.section_index().and_then(|i| places.bounds(i)) {
+        let bounds = symbol.section_index().and_then(|i| places.bounds(i));
+        let size = match bounds {
             Some((_, end)) if addr < end => symbol.size().min(end - addr),
             Some(_) => 0,
             None => symbol.size(),
         };
-        found.push(Function {
+        let function = Function {
             addr,
             size,
             name: name.to_vec(),
             lines: Vec::new(),
-        });
+        };
+        found.push((function, bounds.map(|(_, end)| end)));
     }
-    found.sort_by_key(|f| f.addr);
-    fill_unknown_sizes(&mut found, &places, &file);
-    found.retain(|f| f.size > 0);
+    found.sort_by_key(|(f, _)| f.addr);
+    fill_unknown_sizes(&mut found);
+    let mut found: Vec<Function> = found
+        .into_iter()
+        .map(|(f, _)| f)
+        .filter(|f| f.size > 0)
+        .collect();
     let rows = lines::rows(&file, &|target| places.target(target)).unwrap_or_default();
     for function in &mut found {
         function.lines = lines::within(&rows, function.addr, function.addr + function.size);
@@ -62,20 +69,20 @@ pub fn functions(data: &[u8]) -> Result<Vec<Function>, String> {
 }
 
 /// A symbol of size 0 runs to the next symbol or its section's end.
-fn fill_unknown_sizes(found: &mut [Function], places: &Places, file: &object::File) {
-    let ends: Vec<u64> = file
-        .sections()
-        .filter_map(|s| places.bounds(s.index()).map(|(_, end)| end))
-        .collect();
+fn fill_unknown_sizes(found: &mut [(Function, Option<u64>)]) {
     for i in 0..found.len() {
-        if found[i].size != 0 {
+        let (function, section_end) = &found[i];
+        if function.size != 0 {
             continue;
         }
-        let addr = found[i].addr;
-        let next = found[i + 1..].iter().map(|f| f.addr).find(|&a| a > addr);
-        let section_end = ends.iter().copied().filter(|&e| e > addr).min();
+        let addr = function.addr;
+        let next = found[i + 1..]
+            .iter()
+            .map(|(f, _)| f.addr)
+            .find(|&a| a > addr);
+        let section_end = section_end.filter(|&e| e > addr);
         if let Some(end) = [next, section_end].into_iter().flatten().min() {
-            found[i].size = end - addr;
+            found[i].0.size = end - addr;
         }
     }
 }
@@ -125,3 +132,6 @@ impl Places<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
