@@ -146,49 +146,29 @@ fn every_cut_of_a_file_reads_the_same_in_both_readers() {
 fn files_that_are_no_jitdump_are_refused_with_the_place() {
     let mut short = Enc::new(false);
     short.header(1, 40, 0);
-    let cases: Vec<(Vec<u8>, ReadError)> = vec![
-        (
-            b"JITD and more".to_vec(),
-            ReadError {
-                offset: 0,
-                message: "not a jitdump (no JiTD magic)",
-            },
-        ),
-        (
-            vec![],
-            ReadError {
-                offset: 0,
-                message: "not a jitdump (no JiTD magic)",
-            },
-        ),
+    let error = |offset, message| ReadError { offset, message };
+    let no_magic = "not a jitdump (no JiTD magic)";
+    // A 40-byte header that declares `total` bytes.
+    let declaring = |big, total| {
+        let mut e = Enc::new(big);
+        e.u32(format::MAGIC)
+            .u32(1)
+            .u32(total)
+            .u32(62)
+            .bytes(&[0; 24]);
+        e.buf
+    };
+    let cases = [
+        (b"JITD and more".to_vec(), error(0, no_magic)),
+        (vec![], error(0, no_magic)),
         (
             short.buf[..39].to_vec(),
-            ReadError {
-                offset: 39,
-                message: "file ends inside the 40-byte header",
-            },
+            error(39, "file ends inside the 40-byte header"),
         ),
+        (declaring(true, 39), error(8, "header size below 40")),
         (
-            {
-                let mut e = Enc::new(true);
-                e.u32(format::MAGIC).u32(1).u32(39).u32(62).bytes(&[0; 24]);
-                e.buf
-            },
-            ReadError {
-                offset: 8,
-                message: "header size below 40",
-            },
-        ),
-        (
-            {
-                let mut e = Enc::new(false);
-                e.u32(format::MAGIC).u32(1).u32(41).u32(62).bytes(&[0; 24]);
-                e.buf
-            },
-            ReadError {
-                offset: 8,
-                message: "header size beyond the end of the file",
-            },
+            declaring(false, 41),
+            error(8, "header size beyond the end of the file"),
         ),
     ];
     for (bytes, want) in cases {
