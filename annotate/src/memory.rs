@@ -7,6 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// The temporary files being filled (an output, and its code image
@@ -101,10 +102,23 @@ pub fn helper_thread() -> std::thread::Builder {
     std::thread::Builder::new().stack_size(512 << 10)
 }
 
+/// Set by the first thread whose allocation failed.
+static FAILED: AtomicBool = AtomicBool::new(false);
+
 /// Says so in one line, removes the temporary file, exits 1. Allocates
-/// nothing.
+/// nothing. Where two threads run out at once (the two halves of a perf
+/// map, the reader and the rewriter), the first says so and ends the
+/// process; the other waits for that, silent (two lines were seen in CI,
+/// interleaved).
 #[cold]
 fn out_of_memory(size: usize) -> ! {
+    if FAILED.swap(true, Ordering::SeqCst) {
+        loop {
+            // SAFETY: waits for a signal; the first thread's `_exit` ends
+            // the process.
+            unsafe { libc::pause() };
+        }
+    }
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = size;
