@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Symbol files at scale: `callgrind-jit annotate` on a jitdump and on a perf
 # map of N functions (default 1,000,000; a profile touches 1,000 of them),
-# against `cat` of the same page-cached file, with peak memory. Prints a
-# markdown table of medians. Not part of CI.
+# against `cat` of the same page-cached file, with peak memory. Each file
+# twice: its functions loaded in address order, and interleaved from two
+# code spaces as V8 and HotSpot load them (annotate/examples/gen_symbols.rs).
+# Prints a markdown table of medians. Not part of CI.
 # Usage: scripts/bench-symbols.sh [FUNCTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +12,10 @@ n=${1:-1000000}
 runs=7
 cargo build --release --locked -q -p callgrind-jit --bin callgrind-jit --example gen_symbols
 bin=$PWD/target/release/callgrind-jit
-dir=$PWD/target/bench/symbols-$n
-[ -f "$dir/callgrind.out.4242" ] || target/release/examples/gen_symbols "$n" 1000 "$dir"
+for order in ordered interleaved; do
+  dir=$PWD/target/bench/symbols-$n-$order
+  [ -f "$dir/callgrind.out.4242" ] || target/release/examples/gen_symbols "$n" 1000 "$dir" "$order"
+done
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -28,16 +32,19 @@ time_runs() {
   done
 }
 
-echo "| symbol file | size | cat | annotate | annotate / cat | annotate max RSS |"
-echo "|---|---|---|---|---|---|"
-for f in jit-4242.dump perf-4242.map; do
-  cat "$dir/$f" > /dev/null   # page cache
-  cat_s=$(time_runs 21 cat "$dir/$f" | median)
-  an_s=$(time_runs "$runs" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out" | median)
-  rss=$( { /usr/bin/time -f "%M" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out"; } 2>&1 | tail -n 1)
-  mb=$(du -m "$dir/$f" | cut -f1)
-  awk -v f="$f" -v mb="$mb" -v c="$cat_s" -v a="$an_s" -v kb="$rss" 'BEGIN {
-    printf "| %s | %d MB | %.3f s | %.3f s | %.1fx | %.1f MiB |\n", f, mb, c, a, a / (c > 0 ? c : 0.001), kb / 1024 }'
+echo "| symbol file | load order | size | cat | annotate | annotate / cat | annotate max RSS |"
+echo "|---|---|---|---|---|---|---|"
+for order in ordered interleaved; do
+  dir=$PWD/target/bench/symbols-$n-$order
+  for f in jit-4242.dump perf-4242.map; do
+    cat "$dir/$f" > /dev/null   # page cache
+    cat_s=$(time_runs 21 cat "$dir/$f" | median)
+    an_s=$(time_runs "$runs" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out" | median)
+    rss=$( { /usr/bin/time -f "%M" "$bin" annotate -q "$dir/callgrind.out.4242" "$dir/$f" -o "$dir/out"; } 2>&1 | tail -n 1)
+    mb=$(du -m "$dir/$f" | cut -f1)
+    awk -v f="$f" -v o="$order" -v mb="$mb" -v c="$cat_s" -v a="$an_s" -v kb="$rss" 'BEGIN {
+      printf "| %s | %s | %d MB | %.3f s | %.3f s | %.1fx | %.1f MiB |\n", f, o, mb, c, a, a / (c > 0 ? c : 0.001), kb / 1024 }'
+  done
 done
 echo
 echo "functions: $n, touched: 1000; machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); medians of $runs runs (cat: 21)"

@@ -2,14 +2,20 @@
 //! that touches a few of their functions, for the scale measurements
 //! (scripts/bench-symbols.sh).
 //!
-//! Usage: gen_symbols FUNCTIONS TOUCHED OUT_DIR
+//! Usage: gen_symbols FUNCTIONS TOUCHED OUT_DIR [ordered|interleaved]
 //! Writes into OUT_DIR:
 //! - jit-4242.dump: FUNCTIONS functions of 240 code bytes, each with a
 //!   DEBUG_INFO of 8 line entries, as V8 writes them (one record per
-//!   function, in load order, 256 bytes apart);
+//!   function, 256 bytes apart);
 //! - perf-4242.map: the same functions as V8-style perf map lines;
 //! - callgrind.out.4242: a profile with instruction positions whose JIT
 //!   code lies in TOUCHED of those functions, spread evenly over the file.
+//!
+//! The functions are loaded in address order (`ordered`, the default), or
+//! (`interleaved`) from two code spaces by turns, a run of 1 to 11 from
+//! one then from the other, each space in its own address order: the
+//! order real V8 and HotSpot files have (node's map in tests/fixtures goes
+//! back to a lower address at one line in eleven).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -38,12 +44,36 @@ fn code() -> Vec<u8> {
     code
 }
 
-fn jitdump(n: u64, path: &std::path::Path) -> std::io::Result<()> {
+/// The functions' numbers (their address order) in load order.
+fn load_order(n: u64, interleaved: bool) -> Vec<u64> {
+    if !interleaved {
+        return (0..n).collect();
+    }
+    let (mut low, mut high) = (0..n / 2, n / 2..n);
+    let mut order = Vec::with_capacity(n as usize);
+    let mut seed = 7u64;
+    let mut turn = false;
+    while !(low.is_empty() && high.is_empty()) {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let run = 1 + (seed >> 33) % 11;
+        let space = match (turn, low.is_empty(), high.is_empty()) {
+            (false, false, _) | (true, _, true) => &mut low,
+            _ => &mut high,
+        };
+        order.extend(space.by_ref().take(run as usize));
+        turn = !turn;
+    }
+    order
+}
+
+fn jitdump(order: &[u64], path: &std::path::Path) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
     let mut buf = Vec::new();
     write::header(&mut buf, 62, PID, 1);
     let code = code();
-    for i in 0..n {
+    for (seq, &i) in (0u64..).zip(order) {
         let addr = BASE + i * STRIDE;
         let file = file_of(i);
         let entries = (0..LINES).map(|k| DebugEntry {
@@ -52,18 +82,18 @@ fn jitdump(n: u64, path: &std::path::Path) -> std::io::Result<()> {
             discrim: 1,
             file: file.as_bytes(),
         });
-        write::debug_info(&mut buf, i, addr, entries);
+        write::debug_info(&mut buf, seq, addr, entries);
         let name = name_of(i);
         let load = CodeLoad {
             pid: PID,
             tid: PID,
             code_addr: addr,
             code_size: CODE_SIZE,
-            code_index: i,
+            code_index: seq,
             name: name.as_bytes(),
             code: None,
         };
-        write::code_load_head(&mut buf, i, &load);
+        write::code_load_head(&mut buf, seq, &load);
         buf.extend_from_slice(&code);
         out.write_all(&buf)?;
         buf.clear();
@@ -71,9 +101,9 @@ fn jitdump(n: u64, path: &std::path::Path) -> std::io::Result<()> {
     out.flush()
 }
 
-fn perf_map(n: u64, path: &std::path::Path) -> std::io::Result<()> {
+fn perf_map(order: &[u64], path: &std::path::Path) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-    for i in 0..n {
+    for &i in order {
         writeln!(
             out,
             "{:x} {:x} {}",
@@ -128,16 +158,28 @@ fn profile(n: u64, touched: u64, path: &std::path::Path) -> std::io::Result<()> 
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let [_, n, touched, dir] = args.as_slice() else {
-        eprintln!("usage: gen_symbols FUNCTIONS TOUCHED OUT_DIR");
-        std::process::exit(2);
+    let (n, touched, dir, order) = match args.as_slice() {
+        [_, n, touched, dir] => (n, touched, dir, "ordered"),
+        [_, n, touched, dir, order] => (n, touched, dir, order.as_str()),
+        _ => usage(),
+    };
+    let interleaved = match order {
+        "ordered" => false,
+        "interleaved" => true,
+        _ => usage(),
     };
     let n: u64 = n.parse().expect("FUNCTIONS: a number");
     let touched: u64 = touched.parse().expect("TOUCHED: a number");
     let dir = std::path::Path::new(dir);
     std::fs::create_dir_all(dir)?;
-    jitdump(n, &dir.join(format!("jit-{PID}.dump")))?;
-    perf_map(n, &dir.join(format!("perf-{PID}.map")))?;
+    let order = load_order(n, interleaved);
+    jitdump(&order, &dir.join(format!("jit-{PID}.dump")))?;
+    perf_map(&order, &dir.join(format!("perf-{PID}.map")))?;
     profile(n, touched, &dir.join(format!("callgrind.out.{PID}")))?;
     Ok(())
+}
+
+fn usage() -> ! {
+    eprintln!("usage: gen_symbols FUNCTIONS TOUCHED OUT_DIR [ordered|interleaved]");
+    std::process::exit(2);
 }
