@@ -296,13 +296,17 @@ fn u32_at(b: &[u8], e: Endianness) -> u32 {
 pub fn record_at(file: &File, offset: u64) -> io::Result<Vec<u8>> {
     let mut prefix = [0u8; format::RECORD_PREFIX_SIZE];
     file.read_exact_at(&mut prefix, offset)?;
-    // Either byte order: the larger reading is not a record size.
-    let le = u32::from_le_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]);
-    let be = u32::from_be_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]);
-    let size = u64::from(le.min(be)).clamp(16, read::MAX_RECORD_SIZE) as usize;
-    let mut bytes = vec![0; size];
+    let mut bytes = vec![0; record_size([prefix[4], prefix[5], prefix[6], prefix[7]])];
     file.read_exact_at(&mut bytes, offset)?;
     Ok(bytes)
+}
+
+/// The bytes to read for a record whose size field (bytes 4 to 8 of its
+/// prefix) is `field`, in either byte order: the larger reading is not a
+/// record size.
+pub fn record_size(field: [u8; 4]) -> usize {
+    let (le, be) = (u32::from_le_bytes(field), u32::from_be_bytes(field));
+    u64::from(le.min(be)).clamp(16, read::MAX_RECORD_SIZE) as usize
 }
 
 /// One record's bytes (from [`record_at`]) parsed, in the byte order of

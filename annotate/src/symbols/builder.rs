@@ -95,7 +95,9 @@ impl SymbolTableBuilder {
             }
             let live = self.end_epoch(source, kept..kept + len);
             self.table.decoded.grow(kept + live);
-            modules::separate(&mut self.table, kept..kept + live);
+            if !self.table.sources[source].by_function {
+                modules::separate(&mut self.table, kept..kept + live);
+            }
             kept += live;
         }
         self.table.entries.truncate(kept);

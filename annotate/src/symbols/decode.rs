@@ -2,11 +2,13 @@
 //! runtime's convention), source file, declared line and line table, read
 //! again from the range's records in its symbol file.
 
-use std::os::unix::fs::FileExt;
+use std::io;
 
 use super::decoded::Decoding;
+use super::reads::{Pread, Reads};
 use super::{Entry, FileId, Row, SourceKind, Symbol, SymbolId, SymbolTable, NO_DEBUG};
-use jitdump::scan::{parse_record, record_at};
+use jitdump::file_window::Window;
+use jitdump::scan::{parse_record, record_size};
 use jitdump::{DebugEntry, Record};
 
 /// The symbol of entry `id`. A file that no longer holds what the index
@@ -15,10 +17,8 @@ use jitdump::{DebugEntry, Record};
 pub fn symbol(table: &SymbolTable, id: SymbolId) -> Decoding {
     let entry = table.entries[id.index()];
     let source = &table.sources[entry.source as usize];
-    let decoded = match source.kind {
-        SourceKind::Jitdump => from_jitdump(table, &entry),
-        SourceKind::PerfMap => from_perf_map(table, &entry),
-    };
+    let mut reads = Pread::new(&source.file);
+    let decoded = decode(table, &entry, &mut reads, |f| table.intern_file(f));
     let (mut symbol, failure) = match decoded {
         Ok(symbol) => (symbol, None),
         Err(why) => (
@@ -30,6 +30,49 @@ pub fn symbol(table: &SymbolTable, id: SymbolId) -> Decoding {
         symbol.file = Some(table.intern_file(&format!("<jit module {}>", entry.module)));
     }
     Decoding { symbol, failure }
+}
+
+/// The names of many entries of one source, read in file order through
+/// one window (a positioned read per entry made a million-function file
+/// cost seconds): each entry's name and whether it has a source file.
+pub struct Names<'t> {
+    table: &'t SymbolTable,
+    window: Window<'t>,
+}
+
+impl<'t> Names<'t> {
+    /// Names of entries of source number `source`.
+    pub fn new(table: &'t SymbolTable, source: usize) -> io::Result<Self> {
+        let window = Window::new(&table.sources[source].file)?;
+        Ok(Names { table, window })
+    }
+
+    /// Entry `id`'s name, and whether it has a source file, as
+    /// [`symbol`] gives them (for a file unchanged since it was indexed;
+    /// else the address name, without).
+    pub fn of(&mut self, id: SymbolId) -> (String, bool) {
+        let (table, entry) = (self.table, self.table.entries[id.index()]);
+        let identity = match table.sources[entry.source as usize].kind {
+            SourceKind::Jitdump => jitdump_identity(table, &entry, &mut self.window),
+            SourceKind::PerfMap => from_perf_map(table, &entry, &mut self.window, |_| FileId(0))
+                .map(|symbol| (symbol.name, symbol.file.is_some())),
+        };
+        identity.unwrap_or_else(|_| (unnamed(&entry).name, false))
+    }
+}
+
+/// Entry `entry`'s symbol read through `reads`, its files numbered by
+/// `file_id`.
+fn decode(
+    table: &SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+    file_id: impl FnMut(&str) -> FileId,
+) -> Result<Symbol, String> {
+    match table.sources[entry.source as usize].kind {
+        SourceKind::Jitdump => from_jitdump(table, entry, reads, file_id),
+        SourceKind::PerfMap => from_perf_map(table, entry, reads, file_id),
+    }
 }
 
 fn unnamed(entry: &Entry) -> Symbol {
@@ -44,38 +87,41 @@ fn unnamed(entry: &Entry) -> Symbol {
     }
 }
 
-const CHANGED: &str = "changed while it was read (its records are no longer where they were)";
-
-fn from_jitdump(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
-    let source = &table.sources[entry.source as usize];
-    let header = source.header.as_ref().ok_or(CHANGED)?;
-    let read = |offset| record_at(&source.file, offset).map_err(|e| format!("cannot be read: {e}"));
-    let load_bytes = read(entry.record)?;
-    let Ok(Record::Load(load)) = parse_record(&load_bytes, header) else {
-        return Err(CHANGED.into());
-    };
-    let debug_bytes = match entry.debug {
-        NO_DEBUG => Vec::new(),
-        offset => read(offset)?,
-    };
-    let entries = match parse_record(&debug_bytes, header) {
-        Ok(Record::DebugInfo { entries, .. }) => entries,
-        _ if entry.debug == NO_DEBUG => Vec::new(),
+/// The bytes of the jitdump record at `at`.
+fn record(reads: &mut impl Reads, at: u64) -> Result<&[u8], String> {
+    let size = match reads.at(at, 8).map_err(unreadable)? {
+        &[_, _, _, _, a, b, c, d, ..] => record_size([a, b, c, d]),
         _ => return Err(CHANGED.into()),
     };
-    let raw = String::from_utf8_lossy(load.name);
-    let split = super::runtime_names::split(&table.readable(&raw));
+    let bytes = reads.at(at, size).map_err(unreadable)?;
+    bytes.get(..size).ok_or_else(|| CHANGED.to_string())
+}
+
+fn unreadable(e: io::Error) -> String {
+    format!("cannot be read: {e}")
+}
+
+const CHANGED: &str = "changed while it was read (its records are no longer where they were)";
+
+fn from_jitdump(
+    table: &SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+    mut file_id: impl FnMut(&str) -> FileId,
+) -> Result<Symbol, String> {
+    let debug = debug_entries(table, entry, reads)?;
+    let (split, code) = load_name(table, entry, reads)?;
+    let shift = table.sources[entry.source as usize].shift;
     // Line entries name the load's own addresses, also for a moved range.
-    let rows = rows(
-        table,
-        (load.code_addr, load.code_size),
-        &entries,
-        source.shift,
-    );
+    let debug = debug
+        .as_ref()
+        .map(|(bytes, header)| entries_of(bytes, header));
+    let debug = debug.transpose()?.unwrap_or_default();
+    let rows = rows(code, &debug, shift, &mut file_id);
     let first = rows.iter().find(|r| r.line != 0);
     let file = first
         .map(|r| r.file)
-        .or_else(|| split.file.as_deref().map(|f| table.intern_file(f)));
+        .or_else(|| split.file.as_deref().map(file_id));
     let line = match split.line {
         0 => first.map_or(0, |r| r.line),
         line => line,
@@ -91,17 +137,91 @@ fn from_jitdump(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
     })
 }
 
+/// A jitdump entry's name, and whether it has a source file (from its
+/// name, else its line table), reading the line table only where the
+/// name gives none.
+fn jitdump_identity(
+    table: &SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+) -> Result<(String, bool), String> {
+    let (split, code) = load_name(table, entry, reads)?;
+    if split.file.is_some() {
+        return Ok((split.name, true));
+    }
+    let Some((bytes, header)) = debug_entries(table, entry, reads)? else {
+        return Ok((split.name, false));
+    };
+    let shift = table.sources[entry.source as usize].shift;
+    let rows = rows(code, &entries_of(&bytes, header)?, shift, &mut |_| {
+        FileId(0)
+    });
+    Ok((split.name, rows.iter().any(|r| r.line != 0)))
+}
+
+/// A jitdump load's name split by its runtime's convention, and its code
+/// (address, size).
+fn load_name(
+    table: &SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+) -> Result<(super::runtime_names::Split, (u64, u64)), String> {
+    let header = table.sources[entry.source as usize]
+        .header
+        .as_ref()
+        .ok_or(CHANGED)?;
+    let Ok(Record::Load(load)) = parse_record(record(reads, entry.record)?, header) else {
+        return Err(CHANGED.into());
+    };
+    let raw = String::from_utf8_lossy(load.name);
+    let split = super::runtime_names::split(&table.readable(&raw));
+    Ok((split, (load.code_addr, load.code_size)))
+}
+
+/// The bytes of a jitdump entry's DEBUG_INFO record, if it has one, with
+/// the file's header to parse them by.
+fn debug_entries<'t>(
+    table: &'t SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+) -> Result<Option<(Vec<u8>, &'t jitdump::Header)>, String> {
+    let header = table.sources[entry.source as usize]
+        .header
+        .as_ref()
+        .ok_or(CHANGED)?;
+    match entry.debug {
+        NO_DEBUG => Ok(None),
+        offset => Ok(Some((record(reads, offset)?.to_vec(), header))),
+    }
+}
+
+/// The line entries of DEBUG_INFO record `bytes`.
+fn entries_of<'a>(
+    bytes: &'a [u8],
+    header: &jitdump::Header,
+) -> Result<Vec<DebugEntry<'a>>, String> {
+    match parse_record(bytes, header) {
+        Ok(Record::DebugInfo { entries, .. }) => Ok(entries),
+        _ => Err(CHANGED.into()),
+    }
+}
+
 /// Entries as offsets from the load's own address, `shift` (the bias)
 /// removed, those past the end dropped, sorted, the last entry per offset
 /// kept. An entry below the start holds at the start where no entry is
 /// nearer below it (BEAM starts a function's table with the line its code
 /// continues from). A sentinel (line 0 or no file) is kept as a row with
 /// line 0: it ends the previous row's range.
-fn rows(table: &SymbolTable, load: (u64, u64), debug: &[DebugEntry], shift: u64) -> Vec<Row> {
+fn rows(
+    load: (u64, u64),
+    debug: &[DebugEntry],
+    shift: u64,
+    file_id: &mut impl FnMut(&str) -> FileId,
+) -> Vec<Row> {
     let (code_addr, size) = load;
-    let row = |e: &DebugEntry, offset| {
+    let mut row = |e: &DebugEntry, offset| {
         let (line, file) = match clean_file(e.file) {
-            Some(f) if e.line != 0 => (e.line, table.intern_file(f)),
+            Some(f) if e.line != 0 => (e.line, file_id(f)),
             _ => (0, FileId(0)),
         };
         Row { offset, line, file }
@@ -141,31 +261,30 @@ fn clean_file(raw: &[u8]) -> Option<&str> {
 }
 
 /// The perf map line at the entry's offset, read up to its newline.
-fn from_perf_map(table: &SymbolTable, entry: &Entry) -> Result<Symbol, String> {
-    let source = &table.sources[entry.source as usize];
-    let mut line = Vec::new();
-    let mut chunk = [0u8; 512];
-    loop {
-        let at = entry.record + line.len() as u64;
-        let n = source
-            .file
-            .read_at(&mut chunk, at)
-            .map_err(|e| format!("cannot be read: {e}"))?;
-        let got = &chunk[..n];
-        match memchr::memchr(b'\n', got) {
-            Some(end) => break line.extend_from_slice(&got[..end]),
-            None if n == 0 => break,
-            None => line.extend_from_slice(got),
+fn from_perf_map(
+    table: &SymbolTable,
+    entry: &Entry,
+    reads: &mut impl Reads,
+    file_id: impl FnMut(&str) -> FileId,
+) -> Result<Symbol, String> {
+    let mut want = 512;
+    let line = loop {
+        let got = reads.at(entry.record, want).map_err(unreadable)?;
+        let (short, whole) = (got.len() < want, memchr::memchr(b'\n', got));
+        match whole.map(|end| &got[..end]) {
+            Some(line) => break line,
+            None if short => break got,
+            None => want *= 2,
         }
-    }
-    let line = line.strip_suffix(b"\r").unwrap_or(&line);
+    };
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
     let (start, size, raw) = crate::perfmap::fields(line).ok_or(CHANGED)?;
     if (start, size) != (entry.start, entry.size) {
         return Err(CHANGED.into());
     }
     let split = super::runtime_names::split(&table.readable(&crate::perfmap::name(raw)));
     Ok(Symbol {
-        file: split.file.as_deref().map(|f| table.intern_file(f)),
+        file: split.file.as_deref().map(file_id),
         name: split.name,
         line: split.line,
         start: entry.start,
@@ -183,7 +302,7 @@ pub fn code(table: &SymbolTable, id: SymbolId) -> std::io::Result<Option<Vec<u8>
     let Some(header) = source.header.as_ref() else {
         return Ok(None);
     };
-    let bytes = record_at(&source.file, entry.record)?;
+    let bytes = jitdump::scan::record_at(&source.file, entry.record)?;
     match parse_record(&bytes, header) {
         Ok(Record::Load(load)) => Ok(load.code.map(<[u8]>::to_vec)),
         _ => Err(std::io::Error::other(CHANGED)),
@@ -212,14 +331,15 @@ mod tests {
             entry(code + 0x8b, 1121, b"gen_server.erl"),
             entry(code + 0x90, 0, b""),
         ];
-        let lines: Vec<(u64, u32)> = rows(&table, (code, 0x90), &debug, 0)
+        let mut file_id = |f: &str| table.intern_file(f);
+        let lines: Vec<(u64, u32)> = rows((code, 0x90), &debug, 0, &mut file_id)
             .iter()
             .map(|r| (r.offset, r.line))
             .collect();
         assert_eq!(lines, [(0, 1116), (0x8b, 1121), (0x90, 0)]);
         // An entry at the start wins over any below it.
         let at_start = [entry(code - 0x33, 1116, b"f"), entry(code, 7, b"f")];
-        let rows = rows(&table, (code, 0x90), &at_start, 0);
+        let rows = rows((code, 0x90), &at_start, 0, &mut file_id);
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [7]);
     }
 }

@@ -206,6 +206,7 @@ pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(),
     let decision = super::bias::decide(&scanned.header, &evidence, bias);
     let path = table.sources[source].path.clone();
     table.sources[source].shift = decision.shift;
+    table.sources[source].by_function = decision.writer == super::Writer::V8;
     table.sources[source].header = Some(scanned.header);
     table.report.orphan_debug_info += pending.orphans();
     table.report.bias.push((path.clone(), decision));

@@ -11,7 +11,7 @@ use memchr::{memchr, memchr_iter};
 use super::room::{self, Filled, Room};
 use super::{Entry, SymbolTable, NO_DEBUG};
 use crate::newlines::Newlines;
-use crate::perfmap;
+use crate::perfmap::{self, MapWriter};
 use jitdump::file_window::Window;
 
 /// Bytes asked of the window at a time (lines are far shorter).
@@ -55,11 +55,11 @@ fn add_splitting_from(table: &mut SymbolTable, source: usize, split_from: u64) -
         .split(|&b| b == b'\n')
         .next()
         .unwrap_or_default();
+    let writer = perfmap::writer(first);
+    let by_function = matches!(writer, MapWriter::V8 | MapWriter::HotSpot);
+    table.sources[source].by_function = by_function;
     let path = table.sources[source].path.clone();
-    table
-        .report
-        .map_writers
-        .push((path, perfmap::writer(first)));
+    table.report.map_writers.push((path, writer));
     Ok(())
 }
 

@@ -22,6 +22,7 @@ mod index_jitdump;
 mod index_perfmap;
 pub mod mapped;
 mod modules;
+mod reads;
 mod room;
 pub mod runtime_names;
 mod segments;
@@ -66,6 +67,9 @@ pub struct Source {
     header: Option<jitdump::Header>,
     /// The +0x40 bias decided for a jitdump.
     shift: u64,
+    /// Written by a runtime that compiles a function at a time (V8,
+    /// HotSpot): its loads are never a module's block (see `modules`).
+    by_function: bool,
 }
 
 impl Source {
@@ -77,6 +81,7 @@ impl Source {
             file: self.file.try_clone()?,
             header: self.header.clone(),
             shift: self.shift,
+            by_function: self.by_function,
         })
     }
 }
@@ -170,6 +175,7 @@ impl SymbolTable {
             file,
             header: None,
             shift: 0,
+            by_function: false,
         });
         self.sources.len() - 1
     }

@@ -14,60 +14,74 @@
 //! N counting such blocks in load order, instead of `<jit>`. Functions with
 //! a source file keep it: two modules compiled from one file and one
 //! function name remain one function.
+//!
+//! The files of runtimes known to compile a function at a time are not
+//! looked at: V8's (a jitdump with its mark, a perf map in its way) and
+//! HotSpot's perf maps. Their code spaces put functions back to back too,
+//! and a method compiled again in another such block is the same method.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
+use super::decode::Names;
 use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
 /// entries `range` (one source's, in file order). Only files with two
-/// blocks or more are read for names, and the names are hashed, not
-/// kept: a million functions back to back (one block) cost nothing, and
-/// a million in blocks cost a read each, not their decoded symbols.
+/// blocks or more are read for names, front to back through one window,
+/// and the names are hashed, not kept: a million functions back to back
+/// (one block) cost nothing, and a million in blocks a read of the file.
 pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     let blocks = blocks(table, range.clone());
     if blocks.len() < 2 {
         return;
     }
-    let name_of =
-        |table: &SymbolTable, s: usize| super::decode::symbol(table, SymbolId(s as u32)).symbol;
-    // Each entry's block and the hash of its name; by hash, the first
-    // block it is in and whether another holds it too (a hash collision
-    // only costs a closer look).
-    let mut hashed: Vec<(usize, usize, u64)> = Vec::new();
-    let mut seen: HashMap<u64, (usize, bool)> = HashMap::new();
+    let source = table.entries[range.start].source as usize;
+    let Ok(mut names) = Names::new(table, source) else {
+        return; // its names then decode to the address, in no module
+    };
+    // (hash of the name, block, entry) of each name without a file; a
+    // hash in two blocks is a candidate (a collision only costs a closer
+    // look).
+    let mut hashed: Vec<(u64, u32, u32)> = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
-            let h = hash(&name_of(table, s).name);
-            hashed.push((i, s, h));
-            let seen = seen.entry(h).or_insert((i, false));
-            seen.1 |= seen.0 != i;
+            let (name, has_file) = names.of(SymbolId(s as u32));
+            if !has_file {
+                hashed.push((hash(&name), i as u32, s as u32));
+            }
         }
     }
-    // (block, entry, name, has no file) of the names in several blocks,
-    // read again only for those.
-    let mut candidates: Vec<(usize, usize, String, bool)> = Vec::new();
-    for (i, s, h) in hashed {
-        if seen[&h].1 {
-            let symbol = name_of(table, s);
-            candidates.push((i, s, symbol.name, symbol.file.is_none()));
+    hashed.sort_unstable();
+    let mut colliding: Vec<(u32, u32)> = Vec::new();
+    for group in hashed.chunk_by(|a, b| a.0 == b.0) {
+        if group.first().map(|g| g.1) != group.last().map(|g| g.1) {
+            colliding.extend(in_two_blocks(&mut names, group));
         }
     }
-    let mut by_name: HashMap<&str, BTreeSet<usize>> = HashMap::new();
-    for (block, _, name, _) in &candidates {
-        by_name.entry(name).or_default().insert(*block);
-    }
-    let colliding: Vec<(usize, usize)> = candidates
-        .iter()
-        .filter(|(_, _, name, no_file)| *no_file && by_name[name.as_str()].len() > 1)
-        .map(|&(block, s, _, _)| (block, s))
-        .collect();
     for (block, s) in colliding {
-        table.entries[s].module = block as u32 + 1;
+        table.entries[s as usize].module = block + 1;
         // Decoded again when asked, now under its module.
-        table.decoded.forget(SymbolId(s as u32));
+        table.decoded.forget(SymbolId(s));
     }
+}
+
+/// Of entries whose names hash alike (`(hash, block, entry)`, by block),
+/// the (block, entry) of those whose name is in two blocks.
+fn in_two_blocks(names: &mut Names, group: &[(u64, u32, u32)]) -> Vec<(u32, u32)> {
+    let mut by_name: HashMap<String, BTreeSet<u32>> = HashMap::new();
+    let named: Vec<(String, u32, u32)> = group
+        .iter()
+        .map(|&(_, block, s)| (names.of(SymbolId(s)).0, block, s))
+        .collect();
+    for (name, block, _) in &named {
+        by_name.entry(name.clone()).or_default().insert(*block);
+    }
+    named
+        .into_iter()
+        .filter(|(name, _, _)| by_name[name].len() > 1)
+        .map(|(_, block, s)| (block, s))
+        .collect()
 }
 
 fn hash(name: &str) -> u64 {
@@ -106,7 +120,7 @@ fn blocks(table: &SymbolTable, range: Range<usize>) -> Vec<Range<usize>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::symbols::SymbolTable;
+    use crate::symbols::{test_dump, BiasMode, SymbolTable};
 
     fn file_of(table: &SymbolTable, addr: u64) -> Option<String> {
         let symbol = table.symbol(table.lookup(addr).unwrap().symbol);
@@ -133,5 +147,73 @@ mod tests {
         let table = table.build();
         assert_eq!(file_of(&table, 0x1000), None);
         assert_eq!(file_of(&table, 0x2000), None);
+    }
+
+    /// Files at `addrs` in a table of `map`.
+    fn map_files(map: &[u8], addrs: &[u64]) -> Vec<Option<String>> {
+        let mut table = SymbolTable::builder();
+        table.add_perf_map("m".into(), map);
+        let table = table.build();
+        addrs.iter().map(|&a| file_of(&table, a)).collect()
+    }
+
+    #[test]
+    fn a_function_at_a_time_runtimes_blocks_are_no_modules() {
+        // HotSpot's code cache and V8's code spaces put methods back to
+        // back too: a method compiled again (C1, then C2) and a V8
+        // builtin in two such blocks are one function each.
+        let hotspot = b"0x0000000000001000 0x0000000000000010 void A.f()\n\
+            0x0000000000001010 0x0000000000000020 I2C/C2I adapters\n\
+            0x0000000000002000 0x0000000000000010 void A.f()\n\
+            0x0000000000002010 0x0000000000000020 I2C/C2I adapters\n";
+        let v8 = b"1000 10 Builtin:A\n1010 20 Stub:B\n2000 10 Builtin:A\n2010 20 Stub:B\n";
+        let other = b"1000 10 A\n1010 20 B\n2000 10 A\n2010 20 B\n";
+        let addrs = [0x1000, 0x1010, 0x2000, 0x2010];
+        assert_eq!(map_files(hotspot, &addrs), [None, None, None, None]);
+        assert_eq!(map_files(v8, &addrs), [None, None, None, None]);
+        let modules = [
+            "<jit module 1>",
+            "<jit module 1>",
+            "<jit module 2>",
+            "<jit module 2>",
+        ];
+        assert_eq!(
+            map_files(other, &addrs),
+            modules.map(|m| Some(m.to_string()))
+        );
+    }
+
+    #[test]
+    fn a_jitdumps_modules_are_told_by_names_and_line_tables() {
+        // Two blocks of `fib` and `tramp`; the first `fib` has a line
+        // table, so a file: only the second is without one, in one block.
+        let loads: [(u64, &[u8], &str); 4] = [
+            (0x1000, &[0x90; 0x10], "fib"),
+            (0x1010, &[0x90; 0x20], "tramp"),
+            (0x2000, &[0x90; 0x10], "fib"),
+            (0x2010, &[0x90; 0x20], "tramp"),
+        ];
+        let files = |dump: &[u8]| {
+            let mut table = SymbolTable::builder();
+            table
+                .add_jitdump("j".into(), dump, BiasMode::Detect)
+                .unwrap();
+            let table = table.build();
+            loads.map(|(addr, _, _)| file_of(&table, addr))
+        };
+        let dump = test_dump::jitdump(&loads, &[(0, 3)], b"f.c");
+        let some = |s: &str| Some(s.to_string());
+        let modules = [
+            some("f.c"),
+            some("<jit module 1>"),
+            None,
+            some("<jit module 2>"),
+        ];
+        assert_eq!(files(&dump), modules);
+        // Written by V8 (its mark in the header's reserved word): no
+        // modules.
+        let mut v8 = dump.clone();
+        v8[16..20].copy_from_slice(&0xdeadbeef_u32.to_le_bytes());
+        assert_eq!(files(&v8), [some("f.c"), None, None, None]);
     }
 }

@@ -121,7 +121,10 @@
 //!     bytes (alignment) after it, is a module; modules count from 1. A
 //!     name without a source file that ranges of two modules have is
 //!     filed under `<jit module N>` in module N (two wasm modules' `fib`
-//!     are two functions).
+//!     are two functions). Not in the files of runtimes that compile a
+//!     function at a time: a jitdump with V8's names (`JS:`), a perf map
+//!     whose first line is V8's (a name `Builtin:`, `JS:`, `Stub:`... as
+//!     rule 6 lists) or HotSpot's (address and size as `0x` and 16 digits).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

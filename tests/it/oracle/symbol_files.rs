@@ -30,7 +30,9 @@ fn dropped_table(body: &[u8], d: &linux_perf_data::jitdump::JitCodeDebugInfoReco
             .all(|f| is_text(&String::from_utf8_lossy(&f)))
 }
 
-pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
+/// Reads a jitdump's ranges into `ranges`; true where V8 wrote it (rule
+/// 13: a runtime that compiles a function at a time).
+pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) -> bool {
     let mut reader = JitDumpReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut debug: BTreeMap<u64, Vec<(u64, u64, String)>> = BTreeMap::new();
     let mut loads = Vec::new();
@@ -65,10 +67,14 @@ pub(super) fn read_jitdump(path: &Path, object: &str, ranges: &mut Vec<Range>) {
         lines.sort_by_key(|l| l.0);
         ranges.push(range(start, size, &raw, object, 1, lines));
     }
+    v8
 }
 
-pub(super) fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) {
-    for line in String::from_utf8_lossy(data).lines() {
+/// Reads a perf map's ranges into `ranges`; true where V8 or HotSpot wrote
+/// it, as its first line shows (rule 13).
+pub(super) fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) -> bool {
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines() {
         let mut parts = line.splitn(3, ' ');
         let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next())
         else {
@@ -79,6 +85,34 @@ pub(super) fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) 
             ranges.push(range(start, size, name, object, 0, Vec::new()));
         }
     }
+    text.lines().next().is_some_and(by_v8_or_hotspot)
+}
+
+/// A perf map line as V8 writes it (its name tagged with what the code
+/// is, one colon after the tag) or HotSpot (`0x` and 16 digits twice).
+fn by_v8_or_hotspot(line: &str) -> bool {
+    const TAGS: [&str; 12] = [
+        "Builtin",
+        "BytecodeHandler",
+        "Callback",
+        "Eval",
+        "Function",
+        "Handler",
+        "JS",
+        "LazyCompile",
+        "RegExp",
+        "Script",
+        "Stub",
+        "Wasm",
+    ];
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let wide = |w: &&str| w.len() == 18 && w.starts_with("0x");
+    if words.len() >= 2 && words[..2].iter().all(wide) {
+        return true;
+    }
+    let name = line.splitn(3, ' ').nth(2).unwrap_or_default();
+    name.split_once(':')
+        .is_some_and(|(tag, rest)| TAGS.contains(&tag) && !rest.starts_with(':'))
 }
 
 pub(super) fn range(

@@ -62,12 +62,14 @@ impl Symbols {
             let object = std::path::absolute(path).unwrap().display().to_string();
             let data = std::fs::read(path).unwrap();
             let first = ranges.len();
-            if data.starts_with(b"DTiJ") || data.starts_with(b"JiTD") {
-                read_jitdump(path, &object, &mut ranges);
+            let by_function = if data.starts_with(b"DTiJ") || data.starts_with(b"JiTD") {
+                read_jitdump(path, &object, &mut ranges)
             } else {
-                read_perf_map(&data, &object, &mut ranges);
+                read_perf_map(&data, &object, &mut ranges)
+            };
+            if !by_function {
+                file_by_module(&mut ranges[first..]);
             }
-            file_by_module(&mut ranges[first..]);
         }
         Symbols {
             ranges,
