@@ -20,6 +20,7 @@ mod demangle;
 pub(crate) mod guest;
 mod index_jitdump;
 mod index_perfmap;
+mod lanes;
 pub mod mapped;
 mod modules;
 mod reads;

@@ -1,8 +1,9 @@
 //! The address index: where ranges overlap, flattened into disjoint
 //! segments, each owned by the highest-priority range covering it (a
-//! jitdump beats a map, a later load an earlier one). Where they lie in
-//! address order and none overlaps (most files), the ranges themselves are
-//! the index and no segment is kept.
+//! jitdump beats a map, a later load an earlier one). Where none overlaps
+//! (most files), the ranges themselves are the index and no segment is
+//! kept: as loaded, where they lie in address order, else in the address
+//! order `lanes` finds.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -39,6 +40,10 @@ pub enum Index {
     /// first (a search of a million entries missed the caches at each of
     /// its last ten steps).
     Entries { starts: Vec<u64> },
+    /// The entries, in the order `order` lists them, are in address
+    /// order, disjoint and none empty (loads from a few code spaces at
+    /// once: see `lanes`); `starts` holds every [`STRIDE`]th one's start.
+    Ordered { order: Vec<u32>, starts: Vec<u64> },
     /// Segments, with per symbol the first one it owns (`u32::MAX` for
     /// none).
     Segments {
@@ -62,6 +67,17 @@ impl Index {
         if let Some(starts) = sampled_if_ordered(&table.entries) {
             return Index::Entries { starts };
         }
+        if let Some(order) = super::lanes::address_order(&table.entries) {
+            let starts = order.iter().step_by(STRIDE);
+            let starts = starts.map(|&i| table.entries[i as usize].start).collect();
+            return Index::Ordered { order, starts };
+        }
+        Index::swept(table)
+    }
+
+    /// The index as segments, whatever the entries' order: where the
+    /// ranges overlap, and the slow reference the others are held to.
+    pub fn swept(table: &SymbolTable) -> Index {
         let segments = build(table);
         let mut first = vec![u32::MAX; table.entries.len()];
         for (i, seg) in segments.iter().enumerate().rev() {
@@ -74,12 +90,13 @@ impl Index {
     pub fn lookup(&self, entries: &[Entry], addr: u64) -> Option<(Range<u64>, Hit)> {
         match self {
             Index::Entries { starts } => {
-                // The last sampled start at or below `addr`, then the last
-                // entry's of the stride it begins.
-                let from = starts.partition_point(|&s| s <= addr).checked_sub(1)? * STRIDE;
-                let stride = &entries[from..(from + STRIDE).min(entries.len())];
-                let i = from + stride.partition_point(|e| e.start <= addr) - 1;
+                let i = in_strides(starts, entries.len(), |k| entries[k].start, addr)?;
                 entry_answer(entries, i).filter(|(range, _)| range.contains(&addr))
+            }
+            Index::Ordered { order, starts } => {
+                let start_at = |k: usize| entries[order[k] as usize].start;
+                let k = in_strides(starts, order.len(), start_at, addr)?;
+                entry_answer(entries, order[k] as usize).filter(|(range, _)| range.contains(&addr))
             }
             Index::Segments { segments, .. } => {
                 let i = segments
@@ -100,7 +117,7 @@ impl Index {
         symbol: SymbolId,
     ) -> Option<(Range<u64>, Hit)> {
         let near = match self {
-            Index::Entries { .. } => entry_answer(entries, symbol.index()),
+            Index::Entries { .. } | Index::Ordered { .. } => entry_answer(entries, symbol.index()),
             Index::Segments { segments, first } => {
                 let i = first.get(symbol.index()).copied().unwrap_or(u32::MAX);
                 segments.get(i as usize).map(Segment::answer)
@@ -111,6 +128,29 @@ impl Index {
             _ => self.lookup(entries, addr),
         }
     }
+}
+
+/// The last of `len` places in address order (the `k`th one's start by
+/// `start_at`) starting at or below `addr`: the last sampled start at or
+/// below it (`starts`, every [`STRIDE`]th place's), then in the stride it
+/// begins.
+fn in_strides(
+    starts: &[u64],
+    len: usize,
+    start_at: impl Fn(usize) -> u64,
+    addr: u64,
+) -> Option<usize> {
+    let from = starts.partition_point(|&s| s <= addr).checked_sub(1)? * STRIDE;
+    // `from` starts at or below `addr`; `past` is the stride's end.
+    let (mut last, mut past) = (from, (from + STRIDE).min(len));
+    while past - last > 1 {
+        let mid = last + (past - last) / 2;
+        match start_at(mid) <= addr {
+            true => last = mid,
+            false => past = mid,
+        }
+    }
+    Some(last)
 }
 
 fn entry_answer(entries: &[Entry], i: usize) -> Option<(Range<u64>, Hit)> {

@@ -121,20 +121,56 @@ fn a_later_range_over_an_earlier_one_is_ambiguous_only_where_names_differ() {
 }
 
 #[test]
-fn ordered_disjoint_ranges_answer_as_segments_would() {
-    // In load order, in address order, none overlapping: the ranges are the
-    // index. The same ranges loaded in another order need segments; both
-    // must answer alike, near any symbol.
+fn disjoint_ranges_in_any_load_order_answer_as_segments_would() {
+    // In address order as loaded, the ranges are the index; loaded from
+    // three spaces by turns, they are in the order the lanes give; in
+    // either case the answers, near any symbol too, are the segments'.
     let ordered = b"1000 100 a\n1100 20 b\n1200 10 c\n2000 8 d\n";
     let shuffled = b"2000 8 d\n1200 10 c\n1000 100 a\n1100 20 b\n";
     let tables = [&ordered[..], &shuffled[..]].map(map_table);
     assert!(matches!(tables[0].index, Index::Entries { .. }));
-    assert!(matches!(tables[1].index, Index::Segments { .. }));
+    assert!(matches!(tables[1].index, Index::Ordered { .. }));
     for addr in (0xff0u64..0x1220).chain(0x1ff0..0x2010) {
         let (a, b) = (named_range(&tables[0], addr), named_range(&tables[1], addr));
         assert_eq!(a, b, "{addr:#x}");
         tables.iter().for_each(|t| assert_near_agrees(t, addr));
     }
+    let (map, spans) = three_spaces_by_turns(2000);
+    let mut table = map_table(map.as_bytes());
+    assert!(matches!(table.index, Index::Ordered { .. }));
+    let addrs: Vec<u64> = spans.iter().flat_map(|s| s.start - 1..s.end + 1).collect();
+    let answers = |t: &SymbolTable| addrs.iter().map(|&a| t.lookup_range(a)).collect::<Vec<_>>();
+    let near = |t: &SymbolTable| {
+        let ids: Vec<_> = t.ids().collect();
+        let near = |(i, &a): (usize, &u64)| t.lookup_range_near(a, ids[i * 7 % ids.len()]);
+        addrs.iter().enumerate().map(near).collect::<Vec<_>>()
+    };
+    let (by_lanes, near_by_lanes) = (answers(&table), near(&table));
+    table.index = Index::swept(&table);
+    assert!(matches!(table.index, Index::Segments { .. }));
+    assert_eq!(by_lanes, answers(&table));
+    assert_eq!(near_by_lanes, near(&table));
+}
+
+/// A map of `n` ranges from three code spaces, loaded by turns of 1 to 5
+/// from each (sizes and gaps varied), and each space's addresses.
+fn three_spaces_by_turns(n: u64) -> (String, Vec<std::ops::Range<u64>>) {
+    let mut next = [0x10_0000u64, 0x30_0000, 0x20_0000];
+    let first = next;
+    let mut map = String::new();
+    let (mut space, mut left) = (0, 1);
+    for i in 0..n {
+        if left == 0 {
+            space = (space + 1 + (i % 2) as usize) % 3;
+            left = 1 + i % 5;
+        }
+        left -= 1;
+        let size = 1 + i * 7 % 40;
+        map.push_str(&format!("{:x} {size:x} f{i}\n", next[space]));
+        next[space] += size + i % 3;
+    }
+    let spans = first.iter().zip(next).map(|(&a, b)| a..b).collect();
+    (map, spans)
 }
 
 #[test]
