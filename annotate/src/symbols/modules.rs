@@ -20,7 +20,7 @@
 //! HotSpot's perf maps. Their code spaces put functions back to back too,
 //! and a method compiled again in another such block is the same method.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use super::decode::Names;
@@ -53,35 +53,42 @@ pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
         }
     }
     hashed.sort_unstable();
-    let mut colliding: Vec<(u32, u32)> = Vec::new();
+    // The entries of hashes in two blocks, by place in the file: their
+    // names are read again in file order, through the same window.
+    let mut candidates: Vec<(u32, u32)> = Vec::new();
     for group in hashed.chunk_by(|a, b| a.0 == b.0) {
         if group.first().map(|g| g.1) != group.last().map(|g| g.1) {
-            colliding.extend(in_two_blocks(&mut names, group));
+            candidates.extend(group.iter().map(|&(_, block, s)| (s, block)));
         }
     }
-    for (block, s) in colliding {
+    candidates.sort_unstable();
+    for (s, block) in in_two_blocks(&mut names, candidates) {
         table.entries[s as usize].module = block + 1;
         // Decoded again when asked, now under its module.
         table.decoded.forget(SymbolId(s));
     }
 }
 
-/// Of entries whose names hash alike (`(hash, block, entry)`, by block),
-/// the (block, entry) of those whose name is in two blocks.
-fn in_two_blocks(names: &mut Names, group: &[(u64, u32, u32)]) -> Vec<(u32, u32)> {
-    let mut by_name: HashMap<String, BTreeSet<u32>> = HashMap::new();
-    let named: Vec<(String, u32, u32)> = group
+/// Of `candidates` (entry, block), those whose name is in two blocks.
+/// The names are kept in one string, end to end.
+fn in_two_blocks(names: &mut Names, candidates: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    let mut text = String::new();
+    let ends: Vec<usize> = candidates
         .iter()
-        .map(|&(_, block, s)| (names.of(SymbolId(s)).0, block, s))
+        .map(|&(s, _)| {
+            text.push_str(&names.of(SymbolId(s)).0);
+            text.len()
+        })
         .collect();
-    for (name, block, _) in &named {
-        by_name.entry(name.clone()).or_default().insert(*block);
+    let name = |i: usize| &text[i.checked_sub(1).map_or(0, |p| ends[p])..ends[i]];
+    // By name: the first block it is in, and whether another holds it.
+    let mut by_name: HashMap<&str, (u32, bool)> = HashMap::with_capacity(candidates.len());
+    for (i, &(_, block)) in candidates.iter().enumerate() {
+        let seen = by_name.entry(name(i)).or_insert((block, false));
+        seen.1 |= seen.0 != block;
     }
-    named
-        .into_iter()
-        .filter(|(name, _, _)| by_name[name].len() > 1)
-        .map(|(_, block, s)| (block, s))
-        .collect()
+    let colliding = (0..candidates.len()).filter(|&i| by_name[name(i)].1);
+    colliding.map(|i| candidates[i]).collect()
 }
 
 fn hash(name: &str) -> u64 {
@@ -215,5 +222,25 @@ mod tests {
         let mut v8 = dump.clone();
         v8[16..20].copy_from_slice(&0xdeadbeef_u32.to_le_bytes());
         assert_eq!(files(&v8), [some("f.c"), None, None, None]);
+    }
+
+    #[test]
+    fn only_the_names_two_blocks_share_are_filed_by_module() {
+        // Two blocks of 300; the second has the first's last 150 names.
+        let name = |block: u64, i: u64| match (block, i) {
+            (1, i) if i < 150 => format!("g{i}"),
+            (_, i) => format!("f{i}"),
+        };
+        let addr = |block: u64, i: u64| 0x1000 + block * 0x10_0000 + i * 0x10;
+        let places: Vec<(u64, u64)> = (0..2).flat_map(|b| (0..300).map(move |i| (b, i))).collect();
+        let map: String = places
+            .iter()
+            .map(|&(b, i)| format!("{:x} 10 {}\n", addr(b, i), name(b, i)))
+            .collect();
+        let addrs: Vec<u64> = places.iter().map(|&(b, i)| addr(b, i)).collect();
+        let want = places
+            .iter()
+            .map(|&(b, i)| (i >= 150).then(|| format!("<jit module {}>", b + 1)));
+        assert_eq!(map_files(map.as_bytes(), &addrs), want.collect::<Vec<_>>());
     }
 }
