@@ -6,10 +6,11 @@
 //! order `lanes` finds.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use std::ops::Range;
 
+use super::decode::Names;
 use super::{Entry, Hit, SourceKind, SymbolId, SymbolTable};
 
 /// A disjoint address range and its winning symbol.
@@ -198,6 +199,7 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         .filter(|&i| entries[i as usize].size > 0)
         .collect();
     order.sort_by_key(|&i| entries[i as usize].start);
+    let names = overlapping_names(table, &order);
     let mut active: Vec<Priority> = Vec::new();
     let mut ends: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut segments: Vec<Segment> = Vec::with_capacity(order.len());
@@ -230,7 +232,7 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         let (Some(&(_, top)), Some(end)) = (active.last(), boundary) else {
             continue;
         };
-        let ambiguous = active.len() > 1 && disagree(table, &active);
+        let ambiguous = active.len() > 1 && disagree(&names, &active);
         push(
             &mut segments,
             Segment {
@@ -245,15 +247,61 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
 }
 
 /// True when a range below the top one (of up to eight) has another name.
-fn disagree(table: &SymbolTable, active: &[Priority]) -> bool {
+fn disagree(names: &HashMap<u32, u128>, active: &[Priority]) -> bool {
     let (_, top) = active[active.len() - 1];
-    let name = &table.symbol(top).name;
+    let name = names.get(&top.0);
     active
         .iter()
         .rev()
         .skip(1)
         .take(8)
-        .any(|&(_, o)| table.symbol(o).name != *name)
+        .any(|&(_, o)| names.get(&o.0) != name)
+}
+
+/// The names of the ranges (`order`: by start) that overlap another, as
+/// 128-bit hashes, read in file order: decoded one at a time in address
+/// order, each by positioned reads, they were most of indexing a large
+/// V8 map (its code moves, and addresses are used again). Equal names
+/// hash alike; two names one hash about never.
+fn overlapping_names(table: &SymbolTable, order: &[u32]) -> HashMap<u32, u128> {
+    let entries = &table.entries;
+    let end_of = |i: u32| {
+        entries[i as usize]
+            .start
+            .saturating_add(entries[i as usize].size)
+    };
+    let mut overlapping = Vec::new();
+    let mut reach = 0;
+    for (k, &i) in order.iter().enumerate() {
+        let start = entries[i as usize].start;
+        let next_start = order.get(k + 1).map(|&n| entries[n as usize].start);
+        if start < reach || next_start.is_some_and(|next| next < end_of(i)) {
+            overlapping.push(i);
+        }
+        reach = reach.max(end_of(i));
+    }
+    overlapping.sort_unstable();
+    let mut hashes = HashMap::with_capacity(overlapping.len());
+    let mut names: Option<(u32, Names)> = None;
+    for i in overlapping {
+        let source = entries[i as usize].source;
+        if names.as_ref().is_none_or(|(s, _)| *s != source) {
+            names = Names::new(table, source as usize).ok().map(|n| (source, n));
+        }
+        let name = match &mut names {
+            Some((_, names)) => names.of(SymbolId(i)).0,
+            None => table.symbol(SymbolId(i)).name.clone(),
+        };
+        hashes.insert(i, hash128(&name));
+    }
+    hashes
+}
+
+/// A name's hash from two keys.
+fn hash128(name: &str) -> u128 {
+    use std::hash::{BuildHasher, RandomState};
+    thread_local!(static KEYS: [RandomState; 2] = [RandomState::new(), RandomState::new()]);
+    KEYS.with(|[a, b]| u128::from(a.hash_one(name)) << 64 | u128::from(b.hash_one(name)))
 }
 
 fn push(segments: &mut Vec<Segment>, seg: Segment) {

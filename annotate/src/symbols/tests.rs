@@ -121,6 +121,23 @@ fn a_later_range_over_an_earlier_one_is_ambiguous_only_where_names_differ() {
 }
 
 #[test]
+fn ranges_over_ranges_are_told_apart_by_name_wherever_they_overlap() {
+    // `f` holds two later ranges, apart from each other: `f` again (one
+    // function: not ambiguous) and `g` (ambiguous where it lies), and a
+    // third `f` begins where `f` ends (touching is not overlapping).
+    let table = map_table(b"1000 100 f\n1010 10 f\n1080 10 g\n1100 10 f\n");
+    let answer = |addr| {
+        let (range, hit) = table.lookup_range(addr).unwrap();
+        (range, table.symbol(hit.symbol).name.clone(), hit.ambiguous)
+    };
+    assert_eq!(answer(0x1005), (0x1000..0x1010, "f".into(), false));
+    assert_eq!(answer(0x1015), (0x1010..0x1020, "f".into(), false));
+    assert_eq!(answer(0x1085), (0x1080..0x1090, "g".into(), true));
+    assert_eq!(answer(0x1095), (0x1090..0x1100, "f".into(), false));
+    assert_eq!(answer(0x1105), (0x1100..0x1110, "f".into(), false));
+}
+
+#[test]
 fn disjoint_ranges_in_any_load_order_answer_as_segments_would() {
     // In address order as loaded, the ranges are the index; loaded from
     // three spaces by turns, they are in the order the lanes give; in
