@@ -6,7 +6,7 @@
 //! order `lanes` finds.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use std::ops::Range;
 
@@ -247,23 +247,24 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
 }
 
 /// True when a range below the top one (of up to eight) has another name.
-fn disagree(names: &HashMap<u32, u128>, active: &[Priority]) -> bool {
+fn disagree(names: &[u128], active: &[Priority]) -> bool {
     let (_, top) = active[active.len() - 1];
-    let name = names.get(&top.0);
+    let name = names[top.index()];
     active
         .iter()
         .rev()
         .skip(1)
         .take(8)
-        .any(|&(_, o)| names.get(&o.0) != name)
+        .any(|&(_, o)| names[o.index()] != name)
 }
 
 /// The names of the ranges (`order`: by start) that overlap another, as
 /// 128-bit hashes, read in file order: decoded one at a time in address
 /// order, each by positioned reads, they were most of indexing a large
 /// V8 map (its code moves, and addresses are used again). Equal names
-/// hash alike; two names one hash about never.
-fn overlapping_names(table: &SymbolTable, order: &[u32]) -> HashMap<u32, u128> {
+/// hash alike; two names one hash about never. By symbol number; 0 for a
+/// range that overlaps none.
+fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
     let entries = &table.entries;
     let end_of = |i: u32| {
         entries[i as usize]
@@ -281,7 +282,7 @@ fn overlapping_names(table: &SymbolTable, order: &[u32]) -> HashMap<u32, u128> {
         reach = reach.max(end_of(i));
     }
     overlapping.sort_unstable();
-    let mut hashes = HashMap::with_capacity(overlapping.len());
+    let mut hashes = vec![0; entries.len()];
     let mut names: Option<(u32, Names)> = None;
     for i in overlapping {
         let source = entries[i as usize].source;
@@ -292,7 +293,7 @@ fn overlapping_names(table: &SymbolTable, order: &[u32]) -> HashMap<u32, u128> {
             Some((_, names)) => names.of(SymbolId(i)).0,
             None => table.symbol(SymbolId(i)).name.clone(),
         };
-        hashes.insert(i, hash128(&name));
+        hashes[i as usize] = hash128(&name);
     }
     hashes
 }
