@@ -28,9 +28,10 @@ use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
 /// entries `range` (one source's, in file order). Only files with two
-/// blocks or more are read for names, front to back through one window,
-/// and the names are hashed, not kept: a million functions back to back
-/// (one block) cost nothing, and a million in blocks a read of the file.
+/// blocks or more are read for names, front to back through one window;
+/// the names are hashed, and only those whose hashes two blocks share are
+/// read again and compared whole. A million functions back to back (one
+/// block) cost nothing, and a million in blocks a read of the file.
 pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     let blocks = blocks(table, range.clone());
     if blocks.len() < 2 {
