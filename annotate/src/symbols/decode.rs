@@ -342,4 +342,28 @@ mod tests {
         let rows = rows((code, 0x90), &at_start, 0, &mut file_id);
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [7]);
     }
+
+    #[test]
+    fn a_perf_map_name_longer_than_a_read_is_read_whole() {
+        // Reads ask for 512 bytes first, then twice as many until the
+        // line's end is in them (or the file's, for the last line).
+        let long = |n: usize| "n".repeat(n);
+        let names = [long(600), long(1500), "short".into(), long(511), long(2000)];
+        let map: String = (0u64..)
+            .zip(&names)
+            .map(|(i, name)| format!("{:x} 10 {name}\n", 0x1000 + i * 0x10))
+            .collect();
+        let map = map.trim_end();
+        let mut table = SymbolTable::builder();
+        table.add_perf_map("perf-1.map".into(), map.as_bytes());
+        let table = table.build();
+        let decoded: Vec<String> = table
+            .ids()
+            .map(|id| table.symbol(id).name.clone())
+            .collect();
+        assert_eq!(decoded, names);
+        let mut read = Names::new(&table, 0).unwrap();
+        let in_order: Vec<String> = table.ids().map(|id| read.of(id).0).collect();
+        assert_eq!(in_order, names);
+    }
 }
