@@ -19,6 +19,10 @@
 //! looked at: V8's (a jitdump with its mark, a perf map in its way) and
 //! HotSpot's perf maps. Their code spaces put functions back to back too,
 //! and a method compiled again in another such block is the same method.
+//! (V8 compiles WebAssembly a module at a time where it compiles eagerly,
+//! and names its functions without a file, `JS:fib-0-liftoff`: two such
+//! modules' functions of one name stay one function. node 20 compiles
+//! them lazily by default, one at a time, and then no block holds them.)
 
 use std::collections::HashMap;
 use std::ops::Range;
