@@ -95,9 +95,7 @@ impl SymbolTableBuilder {
             }
             let live = self.end_epoch(source, kept..kept + len);
             self.table.decoded.grow(kept + live);
-            if !self.table.sources[source].by_function {
-                modules::separate(&mut self.table, kept..kept + live);
-            }
+            modules::separate(&mut self.table, kept..kept + live);
             kept += live;
         }
         self.table.entries.truncate(kept);

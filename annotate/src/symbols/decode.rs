@@ -61,6 +61,14 @@ impl<'t> Names<'t> {
     }
 }
 
+/// A name's 128-bit hash (two SipHash keys): equal names hash alike,
+/// two names one hash about never.
+pub fn name_hash(name: &str) -> u128 {
+    use std::hash::{BuildHasher, RandomState};
+    thread_local!(static KEYS: [RandomState; 2] = [RandomState::new(), RandomState::new()]);
+    KEYS.with(|[a, b]| u128::from(a.hash_one(name)) << 64 | u128::from(b.hash_one(name)))
+}
+
 /// Entry `entry`'s symbol read through `reads`, its files numbered by
 /// `file_id`.
 fn decode(
@@ -109,14 +117,14 @@ fn from_jitdump(
     reads: &mut impl Reads,
     mut file_id: impl FnMut(&str) -> FileId,
 ) -> Result<Symbol, String> {
-    let debug = debug_entries(table, entry, reads)?;
-    let (split, code) = load_name(table, entry, reads)?;
-    let shift = table.sources[entry.source as usize].shift;
+    let (header, shift) = header_of(table, entry)?;
+    let debug = debug_bytes(entry, reads)?;
+    let (split, code) = load_name(table, entry, header, reads)?;
     // Line entries name the load's own addresses, also for a moved range.
-    let debug = debug
-        .as_ref()
-        .map(|(bytes, header)| entries_of(bytes, header));
-    let debug = debug.transpose()?.unwrap_or_default();
+    let debug = match &debug {
+        Some(bytes) => entries_of(bytes, header)?,
+        None => Vec::new(),
+    };
     let rows = rows(code, &debug, shift, &mut file_id);
     let first = rows.iter().find(|r| r.line != 0);
     let file = first
@@ -145,18 +153,28 @@ fn jitdump_identity(
     entry: &Entry,
     reads: &mut impl Reads,
 ) -> Result<(String, bool), String> {
-    let (split, code) = load_name(table, entry, reads)?;
+    let (header, shift) = header_of(table, entry)?;
+    let (split, code) = load_name(table, entry, header, reads)?;
     if split.file.is_some() {
         return Ok((split.name, true));
     }
-    let Some((bytes, header)) = debug_entries(table, entry, reads)? else {
+    let Some(bytes) = debug_bytes(entry, reads)? else {
         return Ok((split.name, false));
     };
-    let shift = table.sources[entry.source as usize].shift;
     let rows = rows(code, &entries_of(&bytes, header)?, shift, &mut |_| {
         FileId(0)
     });
     Ok((split.name, rows.iter().any(|r| r.line != 0)))
+}
+
+/// The header of an entry's jitdump (its byte order) and the bias
+/// decided for the file.
+fn header_of<'t>(
+    table: &'t SymbolTable,
+    entry: &Entry,
+) -> Result<(&'t jitdump::Header, u64), String> {
+    let source = &table.sources[entry.source as usize];
+    Ok((source.header.as_ref().ok_or(CHANGED)?, source.shift))
 }
 
 /// A jitdump load's name split by its runtime's convention, and its code
@@ -164,12 +182,9 @@ fn jitdump_identity(
 fn load_name(
     table: &SymbolTable,
     entry: &Entry,
+    header: &jitdump::Header,
     reads: &mut impl Reads,
 ) -> Result<(super::runtime_names::Split, (u64, u64)), String> {
-    let header = table.sources[entry.source as usize]
-        .header
-        .as_ref()
-        .ok_or(CHANGED)?;
     let Ok(Record::Load(load)) = parse_record(record(reads, entry.record)?, header) else {
         return Err(CHANGED.into());
     };
@@ -178,20 +193,11 @@ fn load_name(
     Ok((split, (load.code_addr, load.code_size)))
 }
 
-/// The bytes of a jitdump entry's DEBUG_INFO record, if it has one, with
-/// the file's header to parse them by.
-fn debug_entries<'t>(
-    table: &'t SymbolTable,
-    entry: &Entry,
-    reads: &mut impl Reads,
-) -> Result<Option<(Vec<u8>, &'t jitdump::Header)>, String> {
-    let header = table.sources[entry.source as usize]
-        .header
-        .as_ref()
-        .ok_or(CHANGED)?;
+/// The bytes of a jitdump entry's DEBUG_INFO record, if it has one.
+fn debug_bytes(entry: &Entry, reads: &mut impl Reads) -> Result<Option<Vec<u8>>, String> {
     match entry.debug {
         NO_DEBUG => Ok(None),
-        offset => Ok(Some((record(reads, offset)?.to_vec(), header))),
+        offset => record(reads, offset).map(|bytes| Some(bytes.to_vec())),
     }
 }
 

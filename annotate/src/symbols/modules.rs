@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::decode::Names;
+use super::decode::{name_hash, Names};
 use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
@@ -37,23 +37,28 @@ use super::{SymbolId, SymbolTable};
 /// read again and compared whole. A million functions back to back (one
 /// block) cost nothing, and a million in blocks a read of the file.
 pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
+    let Some(source) = table.entries.get(range.start).map(|e| e.source as usize) else {
+        return;
+    };
+    if table.sources[source].by_function {
+        return;
+    }
     let blocks = blocks(table, range.clone());
     if blocks.len() < 2 {
         return;
     }
-    let source = table.entries[range.start].source as usize;
     let Ok(mut names) = Names::new(table, source) else {
         return; // its names then decode to the address, in no module
     };
     // (hash of the name, block, entry) of each name without a file; a
-    // hash in two blocks is a candidate (a collision only costs a closer
-    // look).
+    // hash in two blocks is a candidate (64 bits of it: a collision only
+    // costs a closer look).
     let mut hashed: Vec<(u64, u32, u32)> = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
             let (name, has_file) = names.of(SymbolId(s as u32));
             if !has_file {
-                hashed.push((hash(&name), i as u32, s as u32));
+                hashed.push((name_hash(&name) as u64, i as u32, s as u32));
             }
         }
     }
@@ -94,12 +99,6 @@ fn in_two_blocks(names: &mut Names, candidates: Vec<(u32, u32)>) -> Vec<(u32, u3
     }
     let colliding = (0..candidates.len()).filter(|&i| by_name[name(i)].1);
     colliding.map(|i| candidates[i]).collect()
-}
-
-fn hash(name: &str) -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    thread_local!(static STATE: RandomState = RandomState::new());
-    STATE.with(|state| state.hash_one(name))
 }
 
 /// The most padding a module's code puts between two functions (their

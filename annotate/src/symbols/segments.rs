@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 
 use std::ops::Range;
 
-use super::decode::Names;
+use super::decode::{name_hash, Names};
 use super::{Entry, Hit, SourceKind, SymbolId, SymbolTable};
 
 /// A disjoint address range and its winning symbol.
@@ -259,11 +259,10 @@ fn disagree(names: &[u128], active: &[Priority]) -> bool {
 }
 
 /// The names of the ranges (`order`: by start) that overlap another, as
-/// 128-bit hashes, read in file order: decoded one at a time in address
+/// 128-bit hashes ([`name_hash`]), read in file order: decoded one at a time in address
 /// order, each by positioned reads, they were most of indexing a large
-/// V8 map (its code moves, and addresses are used again). Equal names
-/// hash alike; two names one hash about never. By symbol number; 0 for a
-/// range that overlaps none.
+/// V8 map (its code moves, and addresses are used again). By symbol
+/// number; 0 for a range that overlaps none.
 fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
     let entries = &table.entries;
     let end_of = |i: u32| {
@@ -293,16 +292,9 @@ fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
             Some((_, names)) => names.of(SymbolId(i)).0,
             None => table.symbol(SymbolId(i)).name.clone(),
         };
-        hashes[i as usize] = hash128(&name);
+        hashes[i as usize] = name_hash(&name);
     }
     hashes
-}
-
-/// A name's hash from two keys.
-fn hash128(name: &str) -> u128 {
-    use std::hash::{BuildHasher, RandomState};
-    thread_local!(static KEYS: [RandomState; 2] = [RandomState::new(), RandomState::new()]);
-    KEYS.with(|[a, b]| u128::from(a.hash_one(name)) << 64 | u128::from(b.hash_one(name)))
 }
 
 fn push(segments: &mut Vec<Segment>, seg: Segment) {

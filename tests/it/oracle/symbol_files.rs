@@ -90,6 +90,8 @@ pub(super) fn read_perf_map(data: &[u8], object: &str, ranges: &mut Vec<Range>) 
 
 /// A perf map line as V8 writes it (its name tagged with what the code
 /// is, one colon after the tag) or HotSpot (`0x` and 16 digits twice).
+/// The tags are the oracle's own list, written from V8's log tags, not
+/// read from the annotator's (`perfmap::writer`), which it checks.
 fn by_v8_or_hotspot(line: &str) -> bool {
     const TAGS: [&str; 12] = [
         "Builtin",
