@@ -1,103 +1,37 @@
 //! Feeding a profile to the rewriter, line by line, at close to copy speed.
 //!
-//! In native code whose output state equals the input's, runs of plain
-//! cost lines (marked on the reader thread by `plain_lines`) are passed
-//! over in one step, the fast lane (`lane`) handles the other lines that
-//! stay as they are, and runs of both are written by the writer thread
-//! straight from the input chunk; only the other lines, found with a
-//! block-wise newline scan, enter the general rewriter.
+//! While the lane is open ([`Rewriter::lane_open`]), runs of plain cost lines are
+//! passed over in one step, name lines that stay as they are only change
+//! both reader states (`lane.rs`), and a native call group is held back
+//! ([`HeldCall`]) until its callee is known: copied with its position line,
+//! or declined for a JIT callee. The writer thread copies all of these from
+//! the input chunk; every other line, after any held before it, goes
+//! through [`Rewriter::line`] (a call group to `rewrite/call.rs`).
 
-use super::lane::{Lane, Pass};
+use super::chunks::{Chunks, LineCount};
+use super::lane::{self, known_name, mark_written, written_id, Pass};
 use crate::callgrind::error::{error, RewriteError};
-use crate::callgrind::format::plain_lines::Breaks;
-use crate::callgrind::rewrite::Rewriter;
-use crate::callgrind::stream::reader::{Chunk, Feed, HEADROOM};
+use crate::callgrind::format::line::CountLine;
+use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
+use crate::callgrind::rewrite::ids::Sym;
+use crate::callgrind::rewrite::reader::Sets;
+use crate::callgrind::rewrite::{FnKind, Rewriter, Space};
+use crate::callgrind::stream::reader::Feed;
 use crate::newlines::Newlines;
-
-/// Longest line accepted; longer ones are an error, not an allocation.
-const MAX_LINE: usize = 16 << 20;
 
 /// Feeds the lines of a profile to the rewriter and the lane.
 pub(in crate::callgrind) struct Driver {
-    feed: Feed,
-    lane: Lane,
-    /// The current chunk, with the unfinished lines of the one before.
-    buf: Vec<u8>,
-    /// The input offset of `buf[0]` (wrapping: the first chunk's data
-    /// starts after its headroom).
-    base: u64,
-    /// Unconsumed bytes are `buf[start..end]`.
-    start: usize,
-    end: usize,
-    eof: bool,
-    lines: LineCount,
-    /// Call lines the fast lane holds back, `buf[offset..start]`.
-    held: Option<usize>,
-    /// The runs of plain cost lines of the current chunk.
-    runs: PlainRuns,
-}
-
-/// Line numbers, counted only when asked for (an error): most lines are
-/// passed over in runs without looking for their ends.
-#[derive(Clone, Copy, Debug, Default)]
-struct LineCount {
-    /// Where counting starts in the driver's buffer: a line start.
-    anchor: usize,
-    /// Lines before that one.
-    before: u64,
-}
-
-impl LineCount {
-    /// The 1-based number of the line holding `buf[at]`.
-    fn at(&self, buf: &[u8], at: usize) -> u64 {
-        self.before + newlines(&buf[self.anchor..at]) + 1
-    }
-}
-
-fn newlines(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
-}
-
-/// The reader's [`Breaks`] of the current chunk, placed in the driver's
-/// buffer: where runs of plain cost lines end.
-#[derive(Default)]
-struct PlainRuns {
-    breaks: Breaks,
-    /// Where the chunk's data starts in the driver's buffer.
-    data_start: usize,
-}
-
-impl PlainRuns {
-    /// Where the run of plain cost lines starting at the line at `start`
-    /// ends; `None` if the line at `start` may not be plain.
-    #[inline]
-    fn plain_run(&self, start: usize) -> Option<usize> {
-        let at = start.checked_sub(self.data_start)?;
-        let next = self.breaks.next_from(at)?;
-        (next > at).then_some(self.data_start + next)
-    }
-
-    /// Takes the breaks of the chunk whose data now starts at
-    /// `data_start`. Returns the old ones.
-    fn install(&mut self, breaks: Breaks, data_start: usize) -> Breaks {
-        self.data_start = data_start;
-        std::mem::replace(&mut self.breaks, breaks)
-    }
+    chunks: Chunks,
+    /// What the lane holds back of a call group (its bytes are
+    /// `chunks.buf[held..start]`).
+    held: HeldCall,
 }
 
 impl Driver {
     pub(in crate::callgrind) fn new(feed: Feed) -> Self {
         Driver {
-            feed,
-            lane: Lane::default(),
-            buf: Vec::new(),
-            base: 0,
-            start: 0,
-            end: 0,
-            eof: false,
-            lines: LineCount::default(),
-            held: None,
-            runs: PlainRuns::default(),
+            chunks: Chunks::new(feed),
+            held: HeldCall::default(),
         }
     }
 
@@ -105,190 +39,94 @@ impl Driver {
     pub(in crate::callgrind) fn run(&mut self, rw: &mut Rewriter<'_>) -> Result<u64, RewriteError> {
         loop {
             self.lines(rw)?;
-            if !self.refill(rw)? {
-                self.replay_held(rw)?;
-                self.last_line(rw)?;
-                let unfinished = u64::from(self.start < self.end);
-                let lines = self.lines.at(&self.buf, self.end) - 1 + unfinished;
-                let buf = std::mem::take(&mut self.buf);
-                let breaks = self.runs.install(Breaks::default(), 0);
-                chunk_done(rw, buf, breaks)?;
-                return Ok(lines);
+            if !self.chunks.refill(rw)? {
+                self.end(rw)?;
+                return self.chunks.finish(rw);
             }
         }
     }
 
-    /// Handles the whole lines in the buffer. Runs of plain cost lines in
-    /// the lane (most lines), marked by the reader, are passed over in one
-    /// step; other lines the lane copies join them in runs the writer
-    /// copies from the chunk; the rest go through the rewriter.
+    /// Handles the whole lines in the buffer, copying runs of the lines
+    /// the lane passes (most lines) straight from the chunk.
     fn lines(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
-        let mut run_start = self.held.unwrap_or(self.start);
-        let mut lane = Lane::open(rw);
-        let base = self.start;
-        let mut newlines = Newlines::new(&self.buf[base..self.end]);
+        let c = &mut self.chunks;
+        let mut run_start = c.held.unwrap_or(c.start);
+        let mut lane = rw.lane_open();
+        let base = c.start;
+        let mut newlines = Newlines::new(&c.buf[base..c.end]);
         loop {
-            if lane && self.lane.takes_plain_run() {
-                if let Some(to) = self.runs.plain_run(self.start) {
-                    let at = self.offset(self.start);
-                    self.start = to;
+            if lane && self.held.takes_plain_run() {
+                if let Some(to) = c.plain_run(c.start) {
+                    let at = c.offset(c.start);
+                    c.start = to;
                     newlines.skip_to(to - base);
-                    self.lane.copied_cost_lines(rw, at);
-                    self.held = None;
+                    self.held.copied_cost_lines(rw, at);
+                    c.held = None;
                 }
             }
             let Some(nl) = newlines.next() else { break };
-            let (line_start, line_end) = (self.start, base + nl);
-            self.start = line_end + 1;
-            let line = &self.buf[line_start..line_end];
+            let (line_start, line_end) = (c.start, base + nl);
+            c.start = line_end + 1;
+            let line = &c.buf[line_start..line_end];
             let pass = if lane {
-                self.lane.pass(rw, line)
+                self.held.pass(rw, line)
             } else {
                 Pass::Declined
             };
             match pass {
-                Pass::Copied => self.held = None,
+                Pass::Copied => c.held = None,
                 Pass::CopiedPosition => {
-                    self.held = None;
-                    rw.reader.forget_pos(self.offset(line_start));
+                    c.held = None;
+                    rw.reader.forget_pos(c.offset(line_start));
                 }
                 Pass::Held => {
-                    self.held.get_or_insert(line_start);
+                    c.held.get_or_insert(line_start);
                 }
                 Pass::Declined => {
-                    let run_end = self.held.unwrap_or(line_start);
+                    let run_end = c.held.unwrap_or(line_start);
                     rw.writer
                         .out
                         .copy_input(run_start..run_end)
                         .map_err(RewriteError::Io)?;
-                    run_start = self.start;
-                    rw.recall.line_at = self.offset(line_start);
-                    let held = self.held.take();
+                    run_start = c.start;
+                    rw.recall.line_at = c.offset(line_start);
+                    let held = c.held.take();
                     let site = Site {
-                        buf: &self.buf[..line_end],
+                        buf: &c.buf[..line_end],
                         start: line_start,
-                        lines: self.lines,
+                        lines: c.lines,
                     };
-                    rewrite_line(rw, &mut self.lane, &site, held)?;
+                    rewrite_line(rw, &site, held)?;
                 }
             }
-            lane = Lane::open(rw);
+            lane = rw.lane_open();
         }
-        let run_end = self.held.unwrap_or(self.start);
+        let run_end = c.held.unwrap_or(c.start);
         rw.writer
             .out
             .copy_input(run_start..run_end)
             .map_err(RewriteError::Io)
     }
 
-    /// At the end of the input: held lines go to the rewriter after all.
-    fn replay_held(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
-        match self.held.take() {
-            Some(from) => {
-                rw.recall.line_at = self.offset(from);
-                let (buf, lines) = (&self.buf, self.lines);
-                replay(rw, &mut self.lane, &buf[from..self.start], || {
-                    lines.at(buf, from)
-                })
-            }
-            None => Ok(()),
+    /// At the end of the input: held lines go to the rewriter after all,
+    /// then the final line if it has no newline.
+    fn end(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
+        let c = &mut self.chunks;
+        if let Some(from) = c.held.take() {
+            self.held = HeldCall::default();
+            rw.recall.line_at = c.offset(from);
+            let (buf, lines) = (&c.buf, c.lines);
+            replay(rw, &buf[from..c.start], || lines.at(buf, from))?;
         }
-    }
-
-    /// The final line when it has no newline.
-    fn last_line(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
-        if self.start == self.end {
+        if c.start == c.end {
             return Ok(());
         }
-        let line = &self.buf[self.start..self.end];
+        let line = &c.buf[c.start..c.end];
         let content = line.strip_suffix(b"\r").unwrap_or(line);
-        let line_no = self.lines.at(&self.buf, self.start);
-        rw.recall.line_at = self.offset(self.start);
+        let line_no = c.line_no(c.start);
+        rw.recall.line_at = c.offset(c.start);
         rw.line(content, false).map_err(|f| error(f, line_no))
     }
-
-    /// Puts the unconsumed tail (and held lines) in front of the next
-    /// chunk, and hands the buffer it leaves to the writer; false at the
-    /// end of the input.
-    fn refill(&mut self, rw: &mut Rewriter<'_>) -> Result<bool, RewriteError> {
-        if self.eof {
-            return Ok(false);
-        }
-        let keep = self.held.unwrap_or(self.start);
-        let tail = self.end - keep;
-        if tail > MAX_LINE {
-            let message = format!("line longer than {} MiB", MAX_LINE >> 20);
-            return Err(RewriteError::Parse {
-                line: self.lines.at(&self.buf, self.start),
-                message,
-            });
-        }
-        let Chunk {
-            buf: mut next,
-            len,
-            breaks,
-        } = self.feed.next().map_err(RewriteError::Io)?;
-        if len == 0 {
-            self.eof = true;
-            return Ok(self.start < self.end);
-        }
-        let before = self.lines_before(keep);
-        let at = if tail <= HEADROOM {
-            let at = HEADROOM - tail;
-            next[at..HEADROOM].copy_from_slice(&self.buf[keep..self.end]);
-            std::mem::swap(&mut self.buf, &mut next);
-            self.end = HEADROOM + len;
-            at
-        } else {
-            // A tail too long for the room in front: a buffer of its own.
-            let mut joined = Vec::with_capacity(tail + len);
-            joined.extend_from_slice(&self.buf[keep..self.end]);
-            joined.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
-            self.feed.give_back(Chunk {
-                buf: std::mem::take(&mut next),
-                ..Chunk::default()
-            });
-            next = std::mem::replace(&mut self.buf, joined);
-            self.end = self.buf.len();
-            0
-        };
-        self.lines = LineCount { anchor: at, before };
-        self.base = self.offset(keep).wrapping_sub(at as u64);
-        let old = self.runs.install(breaks, self.end - len);
-        chunk_done(rw, next, old)?;
-        self.start = self.start - keep + at;
-        self.held = self.held.map(|_| at);
-        Ok(true)
-    }
-
-    /// The input offset of `buf[at]`.
-    #[inline]
-    fn offset(&self, at: usize) -> u64 {
-        self.base.wrapping_add(at as u64)
-    }
-
-    /// The lines before `buf[keep]`, counting those of the chunk's data
-    /// as the reader did.
-    fn lines_before(&self, keep: usize) -> u64 {
-        let LineCount { anchor, before } = self.lines;
-        let data_start = self.runs.data_start;
-        let count = |range: std::ops::Range<usize>| newlines(&self.buf[range]);
-        if keep < data_start {
-            return before + count(anchor..keep);
-        }
-        before + count(anchor..data_start) + self.runs.breaks.newlines() - count(keep..self.end)
-    }
-}
-
-/// Hands the buffer the output copies from, with its breaks, to the
-/// writer (both go back to the reader from there).
-fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), RewriteError> {
-    let chunk = Chunk {
-        buf,
-        len: 0,
-        breaks,
-    };
-    rw.writer.out.chunk_done(chunk).map_err(RewriteError::Io)
 }
 
 /// Where a line is: `buf[start..]`, and how to count its number.
@@ -303,7 +141,6 @@ struct Site<'a> {
 /// lane `held`.
 fn rewrite_line(
     rw: &mut Rewriter<'_>,
-    lane: &mut Lane,
     site: &Site<'_>,
     held: Option<usize>,
 ) -> Result<(), RewriteError> {
@@ -311,7 +148,7 @@ fn rewrite_line(
     let line_no = || lines.at(buf, start);
     let line = &buf[start..];
     if let Some(from) = held {
-        replay(rw, lane, &buf[from..start], || lines.at(buf, from))?;
+        replay(rw, &buf[from..start], || lines.at(buf, from))?;
     } else if rw.takes_position(line) {
         return rw
             .cost_line(line, line, true)
@@ -321,16 +158,14 @@ fn rewrite_line(
     rw.line(content, true).map_err(|f| error(f, line_no()))
 }
 
-/// Gives the rewriter call lines the fast lane held back (whole lines,
+/// Gives the rewriter call lines the lane held back (whole lines,
 /// `first` giving the number of the first: counted only for an error, as
 /// counting means reading the chunk up to them).
 fn replay(
     rw: &mut Rewriter<'_>,
-    lane: &mut Lane,
     lines: &[u8],
     first: impl Fn() -> u64,
 ) -> Result<(), RewriteError> {
-    lane.drop_held();
     let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
         let content = line.strip_suffix(b"\r").unwrap_or(line);
@@ -338,4 +173,222 @@ fn replay(
             .map_err(|f| error(f, first() + i as u64))?;
     }
     Ok(())
+}
+
+/// The part of a call group the lane has held back: `cob= cfi= cfn=
+/// calls=` in that order, each at most once, until the position line.
+#[derive(Debug, Default)]
+struct HeldCall {
+    /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`,
+    /// 4 `calls=` (the position line is next).
+    stage: u8,
+    /// The callee's object, if named.
+    ob: Option<Sym>,
+    /// Ids defined by the held `cob=`/`cfi=`, marked as written once the
+    /// group is.
+    defined: [Option<(Space, u64)>; 2],
+    /// The callee, once `cfn=` is held: native code, whose call stays as
+    /// written (its id, if it has one, is marked as written).
+    callee: Option<Native>,
+}
+
+/// A held call's native callee: its id, if `cfn=` gave one.
+#[derive(Clone, Copy, Debug)]
+struct Native(Option<u64>);
+
+impl HeldCall {
+    fn is_empty(&self) -> bool {
+        self.stage == 0
+    }
+
+    /// True where the driver may pass over a run of plain cost lines in
+    /// one step: nothing held, or a whole call group (up to `calls=`) whose
+    /// position line the run begins with.
+    #[inline]
+    fn takes_plain_run(&self) -> bool {
+        self.stage == 0 || self.stage == 4
+    }
+
+    /// Handles `line` in the lane if it can (see [`Pass`]). On
+    /// [`Pass::Declined`] nothing held is kept: the rewriter is to see the
+    /// held lines again.
+    #[inline]
+    fn pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Pass {
+        let pass = self.try_pass(rw, line).unwrap_or(Pass::Declined);
+        if pass == Pass::Declined {
+            *self = HeldCall::default();
+        }
+        pass
+    }
+
+    fn try_pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        let (Some(&first), Some(&last)) = (line.first(), line.last()) else {
+            let free = self.is_empty() && rw.reader.group.is_empty();
+            return free.then_some(Pass::Copied);
+        };
+        if last == b'\r' {
+            return None; // CRLF lines are rewritten as LF by the rewriter
+        }
+        if let Some((key, id)) = keyed_id(line) {
+            return self.pass_id(rw, key, id, line);
+        }
+        match first {
+            b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(rw, line),
+            b'c' => self.pass_call_line(rw, line),
+            _ if !self.is_empty() => None,
+            b'f' if line.starts_with(b"fn=") => lane::pass_function(rw, &line[3..], None),
+            b'f' if line.starts_with(b"fl=") => lane::pass_name(rw, Sets::FunctionFile, &line[3..]),
+            b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
+                lane::pass_name(rw, Sets::File, &line[3..])
+            }
+            b'o' if line.starts_with(b"ob=") => lane::pass_name(rw, Sets::Object, &line[3..]),
+            _ => None,
+        }
+    }
+
+    /// A line that only refers to an id (`key=(id)`): a call's
+    /// `cob=`/`cfi=`/`cfn=` is held, a name line is the lane's.
+    fn pass_id(&mut self, rw: &mut Rewriter<'_>, key: IdKey, id: u64, line: &[u8]) -> Option<Pass> {
+        let (stage, space) = match key {
+            IdKey::Cob => (1, Space::Objects),
+            IdKey::Cfi => (2, Space::Files),
+            IdKey::Cfn => (3, Space::Files),
+            _ if !self.is_empty() => return None,
+            _ => return lane::pass_name_id(rw, key, id, line),
+        };
+        self.enter_stage(stage)?;
+        match key {
+            IdKey::Cfn => self.hold_callee(rw, &line[4..], Some(id)),
+            _ => self.hold_sym(space, written_id(rw, space, id)?, None),
+        }
+    }
+
+    /// A cost line, or the position line of a held call (the group is
+    /// then copied whole).
+    fn pass_position(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        rw.cols.check(line).ok()?;
+        self.takes_plain_run().then_some(())?;
+        self.copied(rw);
+        Some(Pass::CopiedPosition)
+    }
+
+    /// Cost lines from input offset `at` on were copied (a run of plain
+    /// ones by the driver, or one the lane passed,
+    /// [`Pass::CopiedPosition`]), the first of them the position line of
+    /// the call group held, if any: that group is copied with them, and
+    /// the input's position is forgotten.
+    #[inline]
+    fn copied_cost_lines(&mut self, rw: &mut Rewriter<'_>, at: u64) {
+        self.copied(rw);
+        rw.reader.forget_pos(at);
+    }
+
+    /// `cob=`, `cfi=`/`cfl=`, `cfn=`, `calls=` of a call between native
+    /// functions where the output's defaults equal the input's.
+    fn pass_call_line(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Option<Pass> {
+        let (stage, space, value) = if let Some(v) = line.strip_prefix(b"cob=") {
+            (1, Space::Objects, v)
+        } else if let Some(v) = line.strip_prefix(b"cfi=").or(line.strip_prefix(b"cfl=")) {
+            (2, Space::Files, v)
+        } else if let Some(v) = line.strip_prefix(b"cfn=") {
+            (3, Space::Files, v)
+        } else if line.starts_with(b"calls=") {
+            return self.pass_calls(line);
+        } else {
+            return None;
+        };
+        self.enter_stage(stage)?;
+        if stage == 3 {
+            return self.hold_callee(rw, value, None);
+        }
+        let (sym, defines) = known_name(rw, space, value)?;
+        self.hold_sym(space, sym, defines)
+    }
+
+    /// Moves the held group on to `stage` (1 `cob=`, 2 `cfi=`, 3 `cfn=`);
+    /// `None` if the group is past it already.
+    fn enter_stage(&mut self, stage: u8) -> Option<()> {
+        (stage > self.stage).then(|| self.stage = stage)
+    }
+
+    /// Holds a `cob=`/`cfi=` naming `sym` (defining id `defines`) at the
+    /// current stage.
+    fn hold_sym(&mut self, space: Space, sym: Sym, defines: Option<u64>) -> Option<Pass> {
+        if space == Space::Objects {
+            self.ob = Some(sym);
+        }
+        let slot = usize::from(self.stage - 1);
+        self.defined[slot] = defines.map(|id| (space, id));
+        Some(Pass::Held)
+    }
+
+    /// The callee, where it is native code with no `cob=`/`cfi=` owed for
+    /// it (its call stays as it is); `id` if the value is only that. A
+    /// JIT callee is declined: its call is rewritten.
+    fn hold_callee(
+        &mut self,
+        rw: &mut Rewriter<'_>,
+        value: &[u8],
+        id: Option<u64>,
+    ) -> Option<Pass> {
+        let same_defaults = rw.same_call_defaults();
+        let object = self.ob.unwrap_or(rw.reader.current.ob);
+        if let Some(id) = id.filter(|&id| rw.writer.native_written.contains(id)) {
+            same_defaults.then_some(())?;
+            rw.reader.fn_under(id, object)?;
+            self.callee = Some(Native(Some(id)));
+            return Some(Pass::Held);
+        }
+        let f = rw.resolve_fn(value, object).ok()?;
+        if f.renamed() || !same_defaults {
+            return None;
+        }
+        if let Some(id) = f.id {
+            rw.reader.fns.get(id)?;
+            (rw.writer.defined.fns.contains(id) || f.defines).then_some(())?;
+        }
+        self.callee = Some(Native(f.id));
+        Some(Pass::Held)
+    }
+
+    /// `calls=` after a held callee, held too: the group is copied with
+    /// its position line.
+    fn pass_calls(&mut self, line: &[u8]) -> Option<Pass> {
+        self.callee?;
+        if !plain_count(&line[b"calls=".len()..]) {
+            CountLine::parse("calls", line).ok()?;
+        }
+        self.enter_stage(4)?;
+        Some(Pass::Held)
+    }
+
+    /// The held group, if any, is copied with its position line.
+    #[inline]
+    fn copied(&mut self, rw: &mut Rewriter<'_>) {
+        if !self.is_empty() {
+            self.write_held(rw);
+        }
+    }
+
+    /// The held group was copied: the ids it defined and its callee's are
+    /// written now. The ids were resolved when their lines were held: each
+    /// is in its table.
+    fn write_held(&mut self, rw: &mut Rewriter<'_>) {
+        let held = std::mem::take(self);
+        for (space, id) in held.defined.into_iter().flatten() {
+            mark_written(rw, space, id);
+        }
+        let Some(Native(Some(id))) = held.callee else {
+            return;
+        };
+        if rw.writer.native_written.contains(id) {
+            return;
+        }
+        if let Some(entry) = rw.reader.fns.get(id) {
+            rw.writer.defined.fns.insert(id);
+            if entry.kind == FnKind::Native {
+                rw.writer.native_written.insert(id);
+            }
+        }
+    }
 }

@@ -1,9 +1,11 @@
-//! The fast path, beside the meaning: the driver cuts chunks into lines
-//! and passes over runs of plain cost lines; the lane copies the native
-//! lines that stay as they are. Both decline whatever they are unsure of,
-//! and the rewriter (`rewrite`) sees it, through the same functions as
-//! every other line.
+//! The fast path, beside the meaning: the driver cuts the chunks
+//! (`chunks`) into lines, passes over runs of plain cost lines and copies
+//! the native lines that stay as they are (the lane: name lines in `lane`,
+//! call groups held in the driver until their callee is known). Whatever
+//! it is unsure of, the rewriter (`rewrite`) sees, through the same
+//! functions as every other line.
 
+mod chunks;
 mod driver;
 mod lane;
 

@@ -17,23 +17,26 @@
 //! | `version:` `events:` `positions:` `totals:` … | `header` | header.rs |
 //! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
 //! | `fn=` | `function` | function.rs |
-//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`) | reader.rs |
+//! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`'s `Group`) | here |
 //! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | call.rs (a jump's names: jump.rs; its target decoded: recall.rs) |
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
 //! The three parts, each a type of its own: [`reader`] (the input's id
-//! tables, current names and position, and names resolved against them),
+//! tables, current names and position),
 //! [`naming`] (what a name stands for: native code, a JIT range, an
 //! address-named stub; and the object, file and line JIT code is written
 //! under; no reader or output state) and [`writer`] (the output, its
-//! state, and the functions that write names and positions). The fast
-//! path (`fast/`) calls the same functions for the lines it does not copy
-//! itself.
+//! state, and the functions that write names and positions). A name value
+//! is resolved here (`name_value`, `resolve_fn`), where all three meet: the
+//! input's ids are defined, the output's forgotten, and a function's kind
+//! asked of the naming. The fast path (`fast/`) calls the same functions
+//! for the lines it does not copy itself.
 
 mod call;
 mod cost;
 mod escape;
+mod fail;
 mod function;
 mod header;
 pub(in crate::callgrind) mod ids;
@@ -49,76 +52,24 @@ pub(in crate::callgrind) mod state;
 mod tests;
 pub(in crate::callgrind) mod writer;
 
-use std::io;
-
-use super::format::line::{classify, Line, LineError};
+use super::format::line::{classify, name_ref, Key, Line, NameRef};
 use super::format::position::{Column, Columns};
 use super::stats::{Ending, Stats};
 use super::stream::out::Out;
 use super::stream::shared::ReadAgain;
 use crate::symbols::SymbolTable;
+use escape::IdSpace;
+use ids::Sym;
 use jit_costs::JitCosts;
-use reader::Reader;
+use naming::Named;
+use reader::{FnEntry, Reader};
 pub(in crate::callgrind) use recall::Recall;
 use state::{Block, Part, Tracking};
 use writer::Writer;
 
+pub(in crate::callgrind) use fail::{lines_before, Fail, Res};
 pub(in crate::callgrind) use naming::FnKind;
 pub(in crate::callgrind) use reader::{FnRef, Space};
-
-/// A failure inside one line's handling.
-pub(in crate::callgrind) enum Fail {
-    /// The line is invalid.
-    Line(LineError),
-    /// The line so many lines before the one handled is invalid (a call
-    /// group's, parsed at its position line). Boxed: a larger `Fail`
-    /// made every line's result dearer.
-    Before(Box<(LineError, u64)>),
-    /// Writing failed.
-    Io(io::Error),
-    /// A symbol file could not give a range it was indexed with (it
-    /// changed since): why, naming the file.
-    Symbol(String),
-}
-
-impl From<String> for Fail {
-    fn from(s: String) -> Self {
-        Fail::Line(s)
-    }
-}
-
-impl From<&str> for Fail {
-    fn from(s: &str) -> Self {
-        Fail::Line(s.to_string())
-    }
-}
-
-impl From<io::Error> for Fail {
-    fn from(e: io::Error) -> Self {
-        Fail::Io(e)
-    }
-}
-
-/// The result of handling one line.
-pub(in crate::callgrind) type Res<T = ()> = Result<T, Fail>;
-
-/// `result`, its line's failure made that of the line `back` lines
-/// before the one handled.
-#[inline]
-pub(in crate::callgrind) fn lines_before<T>(result: Res<T>, back: usize) -> Res<T> {
-    result.map_err(|fail| fail.before(back))
-}
-
-impl Fail {
-    /// This failure, of the line `back` lines before the one handled.
-    #[cold]
-    fn before(self, back: usize) -> Fail {
-        match self {
-            Fail::Line(why) => Fail::Before(Box::new((why, back as u64))),
-            other => other,
-        }
-    }
-}
 
 /// The rewriter: the part's reader states, the name tables, the JIT
 /// names, the output and the counts.
@@ -270,6 +221,14 @@ impl<'t> Rewriter<'t> {
         self.tracking == Tracking::Lazy && self.writer.synced && self.in_native_code()
     }
 
+    /// True while the fast lane (`fast/`) may take lines: they are copied
+    /// as they are ([`copies_verbatim`](Self::copies_verbatim)), no call or
+    /// jump is being rewritten, and cost lines may come.
+    #[inline]
+    pub(in crate::callgrind) fn lane_open(&self) -> bool {
+        self.copies_verbatim() && self.reader.group.is_empty() && self.in_body()
+    }
+
     /// The output's object and function file are the input's: a `fn=`
     /// line means the same function in both.
     pub(in crate::callgrind) fn same_function_names(&self) -> bool {
@@ -282,5 +241,132 @@ impl<'t> Rewriter<'t> {
     pub(in crate::callgrind) fn same_call_defaults(&self) -> bool {
         let (input, output) = (&self.reader.current, &self.writer.current);
         output.ob == input.ob && output.file == input.file
+    }
+
+    /// Resolves an `ob`/`fl`-like value, recording a definition.
+    pub(in crate::callgrind) fn name_value<'v>(
+        &mut self,
+        space: Space,
+        value: &'v [u8],
+    ) -> Res<(Sym, NameRef<'v>)> {
+        let nr = name_ref(value)?;
+        let sym = match (nr.id, nr.name) {
+            (Some(id), Some(name)) => {
+                let sym = self.naming.names.intern(name);
+                self.reader.space_mut(space).define(id, sym);
+                self.writer.defined.space_mut(space).remove(id);
+                self.writer.escapes.defined(space.ids(), id)?;
+                sym
+            }
+            (Some(id), None) => self
+                .reader
+                .name_of(space, id)
+                .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?,
+            (None, name) => self.naming.names.intern(name.unwrap_or_default()),
+        };
+        Ok((sym, nr))
+    }
+
+    /// Resolves a `fn`-space value under object `object`.
+    pub(in crate::callgrind) fn resolve_fn(&mut self, value: &[u8], object: Sym) -> Res<FnRef> {
+        let nr = name_ref(value)?;
+        match (nr.id, nr.name) {
+            (Some(id), None) => {
+                let e = *self
+                    .reader
+                    .fns
+                    .get(id)
+                    .ok_or_else(|| format!("undefined function id ({id})"))?;
+                if e.object != object {
+                    return Ok(self.rekind(id, e, object));
+                }
+                Ok(FnRef {
+                    id: Some(id),
+                    name: e.name,
+                    kind: e.kind,
+                    defines: false,
+                    rekinded: false,
+                })
+            }
+            (id, name) => {
+                let name = name.unwrap_or_default();
+                let (sym, kind) = (
+                    self.naming.names.intern(name),
+                    self.classify_fn(name, object),
+                );
+                if let Some(id) = id {
+                    self.writer.escapes.defined(IdSpace::Functions, id)?;
+                    self.writer.native_written.remove(id);
+                    self.writer.defined.fns.remove(id);
+                    let entry = FnEntry {
+                        name: sym,
+                        kind,
+                        object,
+                    };
+                    self.reader.fns.insert(id, entry);
+                }
+                Ok(FnRef {
+                    id,
+                    name: sym,
+                    kind,
+                    defines: id.is_some(),
+                    rekinded: false,
+                })
+            }
+        }
+    }
+
+    /// Function id `id` (defined as `e`) referred to under `object`,
+    /// another object than its definition's: classified again. Where that
+    /// gives another kind (BEAM's JIT address names, which callgrind also
+    /// puts under the runtime's object), the output's id means the other
+    /// function, so this one is written by name.
+    #[cold]
+    fn rekind(&mut self, id: u64, e: FnEntry, object: Sym) -> FnRef {
+        let name = self.naming.names.name(e.name).to_vec();
+        let kind = self.classify_fn(&name, object);
+        let rekinded = kind != e.kind;
+        FnRef {
+            id: (!rekinded).then_some(id),
+            name: e.name,
+            kind,
+            defines: false,
+            rekinded,
+        }
+    }
+
+    /// The kind of function name `name` under `object` (see
+    /// [`Naming::kind`](super::naming::Naming::kind)), a JIT function's
+    /// name as the re-entry plan has it.
+    fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
+        let jit = match self.naming.kind(name, object) {
+            Named::Kind(kind) => return kind,
+            Named::Jit(jit) => self.as_planned(jit),
+        };
+        if jit.ambiguous {
+            self.stats.ambiguous.insert(jit.symbol);
+        }
+        let name = self.leveled_name(&jit);
+        let name = self.naming.names.intern(&name);
+        self.naming.jit_kind(&jit, name)
+    }
+
+    /// A line of a call or jump group: `raw`, whose value is `value`.
+    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
+        if self.reader.group.awaits_position() {
+            return Err("expected a position line after calls=/jump=/jcnd=".into());
+        }
+        if key == Key::Calls && !self.reader.group.has(Key::Cfn) {
+            return Err("calls= without a cfn= before it".into());
+        }
+        self.reader.group.push(key, raw, value);
+        Ok(())
+    }
+}
+
+fn space_word(space: Space) -> &'static str {
+    match space {
+        Space::Objects => "object",
+        Space::Files => "file",
     }
 }

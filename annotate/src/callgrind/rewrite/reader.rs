@@ -1,17 +1,16 @@
 //! The input's reader state: what a reader of the input has as its id
 //! tables, its current object and files, its position, and the call or
 //! jump group it is reading (buffered up to its position line, then
-//! written as one unit by `call.rs`); and names resolved against it
-//! (`name_value`, `resolve_fn`; what a function name stands for comes
-//! from [`naming`](super::naming)). Lines of the input change it, whether
-//! they are copied or rewritten; the output's state (`writer.rs`) is kept
-//! beside it, and where the two agree a line means the same in both.
+//! written as one unit by `call.rs`). Lines of the input change it,
+//! whether they are copied or rewritten; the output's state (`writer.rs`)
+//! is kept beside it, and where the two agree a line means the same in
+//! both. Names are resolved against it by the rewriter (`mod.rs`), which
+//! holds both states and the naming.
 
 use super::escape::IdSpace;
 use super::ids::{IdMap, NameSpace, Sym};
-use super::naming::{FnKind, Named};
-use super::{Res, Rewriter};
-use crate::callgrind::format::line::{name_ref, Key, NameRef};
+use super::naming::FnKind;
+use crate::callgrind::format::line::Key;
 use crate::callgrind::format::position::Pos;
 
 /// The names a reader has as current: `ob=`, `fl=` (the function's file)
@@ -125,6 +124,15 @@ impl Reader {
         self.space(space).ids.get(id).copied()
     }
 
+    /// The name of function id `id` where `object` is the one it was
+    /// defined under (else the id may name another function there: see
+    /// [`FnEntry::object`]).
+    #[inline(always)]
+    pub fn fn_under(&self, id: u64, object: Sym) -> Option<Sym> {
+        let e = self.fns.get(id)?;
+        (e.object == object).then_some(e.name)
+    }
+
     /// The position; `None` where lines were copied without decoding them.
     #[inline]
     pub fn pos(&self) -> Option<&Pos> {
@@ -206,135 +214,6 @@ impl Space {
             Space::Objects => IdSpace::Objects,
             Space::Files => IdSpace::Files,
         }
-    }
-}
-
-impl Rewriter<'_> {
-    /// Resolves an `ob`/`fl`-like value, recording a definition.
-    pub(in crate::callgrind) fn name_value<'v>(
-        &mut self,
-        space: Space,
-        value: &'v [u8],
-    ) -> Res<(Sym, NameRef<'v>)> {
-        let nr = name_ref(value)?;
-        let sym = match (nr.id, nr.name) {
-            (Some(id), Some(name)) => {
-                let sym = self.naming.names.intern(name);
-                self.reader.space_mut(space).define(id, sym);
-                self.writer.defined.space_mut(space).remove(id);
-                self.writer.escapes.defined(space.ids(), id)?;
-                sym
-            }
-            (Some(id), None) => self
-                .reader
-                .name_of(space, id)
-                .ok_or_else(|| format!("undefined {} id ({id})", space_word(space)))?,
-            (None, name) => self.naming.names.intern(name.unwrap_or_default()),
-        };
-        Ok((sym, nr))
-    }
-
-    /// Resolves a `fn`-space value under object `object`.
-    pub(in crate::callgrind) fn resolve_fn(&mut self, value: &[u8], object: Sym) -> Res<FnRef> {
-        let nr = name_ref(value)?;
-        match (nr.id, nr.name) {
-            (Some(id), None) => {
-                let e = *self
-                    .reader
-                    .fns
-                    .get(id)
-                    .ok_or_else(|| format!("undefined function id ({id})"))?;
-                if e.object != object {
-                    return Ok(self.rekind(id, e, object));
-                }
-                Ok(FnRef {
-                    id: Some(id),
-                    name: e.name,
-                    kind: e.kind,
-                    defines: false,
-                    rekinded: false,
-                })
-            }
-            (id, name) => {
-                let name = name.unwrap_or_default();
-                let (sym, kind) = (
-                    self.naming.names.intern(name),
-                    self.classify_fn(name, object),
-                );
-                if let Some(id) = id {
-                    self.writer.escapes.defined(IdSpace::Functions, id)?;
-                    self.writer.native_written.remove(id);
-                    self.writer.defined.fns.remove(id);
-                    let entry = FnEntry {
-                        name: sym,
-                        kind,
-                        object,
-                    };
-                    self.reader.fns.insert(id, entry);
-                }
-                Ok(FnRef {
-                    id,
-                    name: sym,
-                    kind,
-                    defines: id.is_some(),
-                    rekinded: false,
-                })
-            }
-        }
-    }
-
-    /// Function id `id` (defined as `e`) referred to under `object`,
-    /// another object than its definition's: classified again. Where that
-    /// gives another kind (BEAM's JIT address names, which callgrind also
-    /// puts under the runtime's object), the output's id means the other
-    /// function, so this one is written by name.
-    #[cold]
-    fn rekind(&mut self, id: u64, e: FnEntry, object: Sym) -> FnRef {
-        let name = self.naming.names.name(e.name).to_vec();
-        let kind = self.classify_fn(&name, object);
-        let rekinded = kind != e.kind;
-        FnRef {
-            id: (!rekinded).then_some(id),
-            name: e.name,
-            kind,
-            defines: false,
-            rekinded,
-        }
-    }
-
-    /// The kind of function name `name` under `object` (see
-    /// [`Naming::kind`](super::naming::Naming::kind)), a JIT function's
-    /// name as the re-entry plan has it.
-    fn classify_fn(&mut self, name: &[u8], object: Sym) -> FnKind {
-        let jit = match self.naming.kind(name, object) {
-            Named::Kind(kind) => return kind,
-            Named::Jit(jit) => self.as_planned(jit),
-        };
-        if jit.ambiguous {
-            self.stats.ambiguous.insert(jit.symbol);
-        }
-        let name = self.leveled_name(&jit);
-        let name = self.naming.names.intern(&name);
-        self.naming.jit_kind(&jit, name)
-    }
-
-    /// A line of a call or jump group: `raw`, whose value is `value`.
-    pub(super) fn group_line(&mut self, key: Key, raw: &[u8], value: &[u8]) -> Res {
-        if self.reader.group.awaits_position() {
-            return Err("expected a position line after calls=/jump=/jcnd=".into());
-        }
-        if key == Key::Calls && !self.reader.group.has(Key::Cfn) {
-            return Err("calls= without a cfn= before it".into());
-        }
-        self.reader.group.push(key, raw, value);
-        Ok(())
-    }
-}
-
-fn space_word(space: Space) -> &'static str {
-    match space {
-        Space::Objects => "object",
-        Space::Files => "file",
     }
 }
 
