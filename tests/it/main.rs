@@ -15,6 +15,7 @@ mod inflation;
 mod inputs;
 mod install;
 mod jit_client;
+mod leftovers;
 mod live;
 mod live_pages;
 mod node;
