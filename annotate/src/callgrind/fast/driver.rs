@@ -1,15 +1,15 @@
 //! Feeding a profile to the rewriter, line by line, at close to copy speed.
 //!
-//! While the lane is open ([`Rewriter::lane_open`]), runs of plain cost lines are
-//! passed over in one step, name lines that stay as they are only change
-//! both reader states (`lane.rs`), and a native call group is held back
-//! ([`HeldCall`]) until its callee is known: copied with its position line,
-//! or declined for a JIT callee. The writer thread copies all of these from
+//! While the lane is open ([`Rewriter::lane_open`]), runs of plain cost
+//! lines are passed over in one step, name lines that stay as they are
+//! only change both reader states (`names.rs`), and a native call group is
+//! held back ([`Lane`]) until its callee is known: copied with its position
+//! line, or declined for a JIT callee. The writer thread copies all of these from
 //! the input chunk; every other line, after any held before it, goes
 //! through [`Rewriter::line`] (a call group to `rewrite/call.rs`).
 
 use super::chunks::{Chunks, LineCount};
-use super::lane::{self, known_name, mark_written, written_id, Pass};
+use super::names::{self, known_name, mark_written, written_id, Pass};
 use crate::callgrind::error::{error, RewriteError};
 use crate::callgrind::format::line::CountLine;
 use crate::callgrind::format::quick::{keyed_id, plain_count, IdKey};
@@ -22,16 +22,16 @@ use crate::newlines::Newlines;
 /// Feeds the lines of a profile to the rewriter and the lane.
 pub(in crate::callgrind) struct Driver {
     chunks: Chunks,
-    /// What the lane holds back of a call group (its bytes are
+    /// The lane, and what it holds back of a call group (whose bytes are
     /// `chunks.buf[held..start]`).
-    held: HeldCall,
+    lane: Lane,
 }
 
 impl Driver {
     pub(in crate::callgrind) fn new(feed: Feed) -> Self {
         Driver {
             chunks: Chunks::new(feed),
-            held: HeldCall::default(),
+            lane: Lane::default(),
         }
     }
 
@@ -55,12 +55,12 @@ impl Driver {
         let base = c.start;
         let mut newlines = Newlines::new(&c.buf[base..c.end]);
         loop {
-            if lane && self.held.takes_plain_run() {
+            if lane && self.lane.takes_plain_run() {
                 if let Some(to) = c.plain_run(c.start) {
                     let at = c.offset(c.start);
                     c.start = to;
                     newlines.skip_to(to - base);
-                    self.held.copied_cost_lines(rw, at);
+                    self.lane.copied_cost_lines(rw, at);
                     c.held = None;
                 }
             }
@@ -69,7 +69,7 @@ impl Driver {
             c.start = line_end + 1;
             let line = &c.buf[line_start..line_end];
             let pass = if lane {
-                self.held.pass(rw, line)
+                self.lane.pass(rw, line)
             } else {
                 Pass::Declined
             };
@@ -113,7 +113,7 @@ impl Driver {
     fn end(&mut self, rw: &mut Rewriter<'_>) -> Result<(), RewriteError> {
         let c = &mut self.chunks;
         if let Some(from) = c.held.take() {
-            self.held = HeldCall::default();
+            self.lane = Lane::default();
             rw.recall.line_at = c.offset(from);
             let (buf, lines) = (&c.buf, c.lines);
             replay(rw, &buf[from..c.start], || lines.at(buf, from))?;
@@ -175,10 +175,11 @@ fn replay(
     Ok(())
 }
 
-/// The part of a call group the lane has held back: `cob= cfi= cfn=
-/// calls=` in that order, each at most once, until the position line.
+/// The fast lane: it takes the lines that stay as they are, and holds
+/// back the part of a call group it has seen, `cob= cfi= cfn= calls=` in
+/// that order, each at most once, until the position line.
 #[derive(Debug, Default)]
-struct HeldCall {
+struct Lane {
     /// How far the group got: 0 nothing, 1 `cob=`, 2 `cfi=`, 3 `cfn=`,
     /// 4 `calls=` (the position line is next).
     stage: u8,
@@ -192,11 +193,7 @@ struct HeldCall {
     callee: Option<Native>,
 }
 
-/// A held call's native callee: its id, if `cfn=` gave one.
-#[derive(Clone, Copy, Debug)]
-struct Native(Option<u64>);
-
-impl HeldCall {
+impl Lane {
     fn is_empty(&self) -> bool {
         self.stage == 0
     }
@@ -216,7 +213,7 @@ impl HeldCall {
     fn pass(&mut self, rw: &mut Rewriter<'_>, line: &[u8]) -> Pass {
         let pass = self.try_pass(rw, line).unwrap_or(Pass::Declined);
         if pass == Pass::Declined {
-            *self = HeldCall::default();
+            *self = Lane::default();
         }
         pass
     }
@@ -236,12 +233,14 @@ impl HeldCall {
             b'0'..=b'9' | b'+' | b'-' | b'*' => self.pass_position(rw, line),
             b'c' => self.pass_call_line(rw, line),
             _ if !self.is_empty() => None,
-            b'f' if line.starts_with(b"fn=") => lane::pass_function(rw, &line[3..], None),
-            b'f' if line.starts_with(b"fl=") => lane::pass_name(rw, Sets::FunctionFile, &line[3..]),
-            b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
-                lane::pass_name(rw, Sets::File, &line[3..])
+            b'f' if line.starts_with(b"fn=") => names::pass_function(rw, &line[3..], None),
+            b'f' if line.starts_with(b"fl=") => {
+                names::pass_name(rw, Sets::FunctionFile, &line[3..])
             }
-            b'o' if line.starts_with(b"ob=") => lane::pass_name(rw, Sets::Object, &line[3..]),
+            b'f' if line.starts_with(b"fi=") || line.starts_with(b"fe=") => {
+                names::pass_name(rw, Sets::File, &line[3..])
+            }
+            b'o' if line.starts_with(b"ob=") => names::pass_name(rw, Sets::Object, &line[3..]),
             _ => None,
         }
     }
@@ -254,7 +253,7 @@ impl HeldCall {
             IdKey::Cfi => (2, Space::Files),
             IdKey::Cfn => (3, Space::Files),
             _ if !self.is_empty() => return None,
-            _ => return lane::pass_name_id(rw, key, id, line),
+            _ => return names::pass_name_id(rw, key, id, line),
         };
         self.enter_stage(stage)?;
         match key {
@@ -392,3 +391,7 @@ impl HeldCall {
         }
     }
 }
+
+/// A held call's native callee: its id, if `cfn=` gave one.
+#[derive(Clone, Copy, Debug)]
+struct Native(Option<u64>);

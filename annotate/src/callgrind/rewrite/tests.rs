@@ -300,3 +300,41 @@ fn a_call_between_two_levels_of_one_function_stays_a_call() {
     let out = jump_into_own_continuation("");
     assert!(!out.contains("cfn=(2) sum_to\ncalls"), "{out}");
 }
+
+/// The error of the lazy pass (the fast lane open in native code).
+fn lazy_error(body: &str) -> String {
+    let input = std::io::Cursor::new(format!("{HEAD}{body}").into_bytes());
+    let err = passes::lazy(input, Vec::new(), &table()).unwrap_err();
+    err.to_string()
+}
+
+#[test]
+fn a_call_left_unfinished_in_native_code_is_an_error_at_its_line() {
+    let unfinished = "a call (cfn=/calls=) or jump (jump=/jcnd=) is not finished";
+    for (body, want) in [
+        // A cost line, a function line or a name line where `calls=` is due.
+        (
+            "fn=(1) f\n0x10 1\ncfn=(2) g\n0x10 1\n",
+            format!("line 6: {unfinished}"),
+        ),
+        (
+            "fn=(1) f\n0x10 1\ncob=(3) o\ncfn=(2) g\nfn=(1)\n",
+            format!("line 7: {unfinished}"),
+        ),
+        (
+            "fn=(1) f\n0x10 1\ncfn=(2) g\nfl=(4) a.c\n",
+            format!("line 6: {unfinished}"),
+        ),
+        // The file ends inside a call: its last line, ended or not.
+        (
+            "fn=(1) f\n0x10 1\ncfn=(2) g\ncalls=1 0x10\n",
+            "line 6: file ends inside a call or jump".into(),
+        ),
+        (
+            "fn=(1) f\n0x10 1\ncfn=(2) g\ncalls=1 0x10",
+            "line 6: file ends inside a call or jump".into(),
+        ),
+    ] {
+        assert_eq!(lazy_error(body), want, "{body}");
+    }
+}

@@ -1,4 +1,4 @@
-//! The native fast lane's name lines: `ob=`, `fl=`, `fi=`/`fe=` and
+//! The fast lane's name lines: `ob=`, `fl=`, `fi=`/`fe=` and
 //! `fn=` of native code, copied as they are where the output's state
 //! equals the input's. Only their effect on both reader states is applied
 //! here; the driver copies the bytes. Whatever is unsure gives `None`,
