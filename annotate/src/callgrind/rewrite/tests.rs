@@ -338,3 +338,20 @@ fn a_call_left_unfinished_in_native_code_is_an_error_at_its_line() {
         assert_eq!(lazy_error(body), want, "{body}");
     }
 }
+
+#[test]
+fn a_stub_a_native_call_named_still_gives_its_jit_code_to_its_function() {
+    // The lane copies the call to the address-named stub (its group
+    // stays as written) without taking the stub for native code: its own
+    // block still gives the line in sum_to's code to sum_to, called from
+    // the stub.
+    let body = "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x400000 7 1\n\
+                cob=(2) ???\ncfn=(2) 0x0000000000005000\ncalls=1 0x5000 0\n0x400004 8 50\n\
+                ob=(2)\nfn=(2)\n0x5000 0 3\n0x1010 0 4\n";
+    let want = "ob=(1) /bin/a\nfl=(1) a.c\nfn=(1) main\n0x400000 7 1\n\
+                cob=(2) ???\ncfn=(2) 0x0000000000005000\ncalls=1 0x5000 0\n0x400004 8 50\n\
+                ob=(2)\nfn=(2)\n0x5000 0 3\n\
+                ob=/m\nfl=sum.calc\nfn=sum_to\n0x1010 3 4\n\
+                ob=(2)\nfl=(1)\nfn=(2)\ncob=/m\ncfi=sum.calc\ncfn=sum_to\ncalls=4 0x1010 3\n0x5000 0 4\n";
+    assert_eq!(rewrite(body), want);
+}
