@@ -1,21 +1,23 @@
 //! Writing a call or jump group, as the reader buffered it (`reader.rs`),
 //! at its position line: its lines parsed, the callee's names (a JIT
 //! callee's own object and file; a jump's, `jump.rs`), the
-//! `calls=`/`jump=` line with its target (decoded against the input's
-//! state, `recall.rs`, and given its source line where it lies in JIT
-//! code), and the position line of the call site (with its source line in
-//! JIT code).
+//! `calls=`/`jump=` line with its target (placed against the input's
+//! state, read back by `recall.rs` where the lazy pass forgot it, and given
+//! its source line in JIT code by the naming), and the position line of
+//! the call site (with its source line in JIT code).
 //! Calls between pieces of one JIT function are folded into self cost,
-//! but between two of its recursion levels, which stay calls.
+//! but between two of its recursion levels (`reentry/levels.rs`), which
+//! stay calls.
 
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::{Current, FnRef, Group, Space};
 use super::reentry::Who;
 use super::state::Block;
-use super::{lines_before, Res, Rewriter};
+use super::{lines_before, Fail, Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine, Key, NameRef};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
+use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
 /// One group line as input: the raw line and its name.
@@ -260,19 +262,6 @@ impl Rewriter<'_> {
         }
     }
 
-    /// True where `owner`'s code calls its own function's middle written
-    /// under another name (another recursion level): a call between two
-    /// levels, kept as one, so that each keeps what its callers recorded
-    /// (folded, the callee's lines would be the other level's cost). It
-    /// is no call a continuation returns from (no re-entry share).
-    fn between_names(&mut self, owner: Option<SymbolId>, callee: Option<FnRef>) -> bool {
-        let (Some(owner), Some(FnKind::Jit { symbol, name, .. })) = (owner, callee.map(|f| f.kind))
-        else {
-            return false;
-        };
-        owner == symbol && self.written_name(owner) != name
-    }
-
     /// The site of a call in an address-named block where JIT code holds
     /// it (as in a JIT block: its owner, file, position and costs); else
     /// `None`, the block's own function current again and the line left
@@ -337,7 +326,9 @@ impl Rewriter<'_> {
     /// an address-named stub's own jump into JIT code.
     pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
         match (callee.map(|f| f.kind), self.part.block) {
-            (Some(kind @ FnKind::Jit { .. }), _) => self.jit_target_pos(target, kind),
+            (Some(kind @ FnKind::Jit { .. }), _) => {
+                self.naming.jit_target(&self.cols, target, kind)
+            }
             (None, Block::Jit(symbol)) => self.naming.locate(&self.cols, symbol, target).2,
             _ => target,
         }
@@ -349,30 +340,40 @@ impl Rewriter<'_> {
     /// line: the line callgrind gave is replaced either way.
     pub(super) fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
         let target = self.placed_target(text)?.unwrap_or_default();
-        Ok(self.jit_target_pos(target, callee))
+        Ok(self.naming.jit_target(&self.cols, target, callee))
     }
 
-    /// A target in JIT pseudo-function `callee` with its source line: the
-    /// line table's where addresses are known (an unknown address is the
-    /// function's own, whose line its kind holds), else the function's own
-    /// line (`locate`).
-    fn jit_target_pos(&mut self, mut target: Pos, callee: FnKind) -> Pos {
-        let FnKind::Jit {
-            symbol, addr, line, ..
-        } = callee
-        else {
-            unreachable!("a JIT callee")
-        };
-        if let Some(i) = self.cols.index(Column::Instr) {
-            if target[i] == 0 {
-                target[i] = addr;
-            }
-            if let (true, Some(li)) = (target[i] == addr, self.cols.index(Column::Line)) {
-                target[li] = u64::from(line);
-                return target;
-            }
+    /// A call or jump target, where it can be placed without reading
+    /// back: `None` for a relative one after the position was forgotten.
+    pub(super) fn placed_target(&self, text: &[u8]) -> Res<Option<Pos>> {
+        if let Some(pos) = self.quick_target(text) {
+            return Ok(Some(pos));
         }
-        self.naming.locate(&self.cols, symbol, target).2
+        if let Some(state) = self.reader.pos() {
+            return Ok(Some(self.cols.decode(text, state)?.0));
+        }
+        match self.cols.decode_absolute(text) {
+            Ok(decoded) => Ok(Some(decoded.0)),
+            Err(Some(e)) => Err(Fail::Line(e)),
+            Err(None) => Ok(None),
+        }
+    }
+
+    /// A target of the common `instr line` form, after one blank, read in
+    /// one pass (see [`quick::instr_line`]); `None` for any other, which
+    /// [`decode_target`](Self::decode_target) reads.
+    #[inline]
+    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
+        if !self.cols.is_instr_line() {
+            return None;
+        }
+        let text = text.strip_prefix(b" ")?;
+        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
+            Some(state) => (state, quick::instr_line(text, &state)?),
+            None => (Pos::default(), quick::absolute_instr_line(text)?),
+        };
+        (pos[0], pos[1]) = (addr, line);
+        Some(pos)
     }
 }
 

@@ -14,7 +14,6 @@ use std::ops::Range;
 use super::{Fail, Res, Rewriter};
 use crate::callgrind::format::line::starts_position;
 use crate::callgrind::format::position::{Columns, Pos};
-use crate::callgrind::format::quick;
 use crate::callgrind::stream::shared::ReadAgain;
 
 /// Bytes read back at a time.
@@ -110,8 +109,8 @@ fn decode_between(
     Ok(())
 }
 
-/// Call and jump targets: decoded against the input's state (targets
-/// never move it), read back where the lazy pass forgot it.
+/// Call and jump targets read back where the lazy pass forgot the input's
+/// state (placed without reading back where it can: `call.rs`).
 impl Rewriter<'_> {
     /// A call or jump target relative to the input's state (targets never
     /// move the state), read back where the lazy pass forgot that state.
@@ -120,39 +119,6 @@ impl Rewriter<'_> {
             Some(pos) => Ok(pos),
             None => Ok(self.decode_recalled(text)?.0),
         }
-    }
-
-    /// A call or jump target, where it can be placed without reading
-    /// back: `None` for a relative one after the position was forgotten.
-    pub(super) fn placed_target(&self, text: &[u8]) -> Res<Option<Pos>> {
-        if let Some(pos) = self.quick_target(text) {
-            return Ok(Some(pos));
-        }
-        if let Some(state) = self.reader.pos() {
-            return Ok(Some(self.cols.decode(text, state)?.0));
-        }
-        match self.cols.decode_absolute(text) {
-            Ok(decoded) => Ok(Some(decoded.0)),
-            Err(Some(e)) => Err(Fail::Line(e)),
-            Err(None) => Ok(None),
-        }
-    }
-
-    /// A target of the common `instr line` form, after one blank, read in
-    /// one pass (see [`quick::instr_line`]); `None` for any other, which
-    /// [`decode_target`](Self::decode_target) reads.
-    #[inline]
-    fn quick_target(&self, text: &[u8]) -> Option<Pos> {
-        if !self.cols.is_instr_line() {
-            return None;
-        }
-        let text = text.strip_prefix(b" ")?;
-        let (mut pos, (addr, line, _)) = match self.reader.pos().copied() {
-            Some(state) => (state, quick::instr_line(text, &state)?),
-            None => (Pos::default(), quick::absolute_instr_line(text)?),
-        };
-        (pos[0], pos[1]) = (addr, line);
-        Some(pos)
     }
 }
 

@@ -131,6 +131,23 @@ impl Rewriter<'_> {
         Ok(())
     }
 
+    /// True where `owner`'s code calls its own function's middle written
+    /// under another name (another recursion level): a call between two
+    /// levels, kept as one, so that each keeps what its callers recorded
+    /// (folded, the callee's lines would be the other level's cost). It
+    /// is no call a continuation returns from (no re-entry share).
+    pub(in crate::callgrind::rewrite) fn between_names(
+        &mut self,
+        owner: Option<SymbolId>,
+        callee: Option<FnRef>,
+    ) -> bool {
+        let (Some(owner), Some(FnKind::Jit { symbol, name, .. })) = (owner, callee.map(|f| f.kind))
+        else {
+            return false;
+        };
+        owner == symbol && self.written_name(owner) != name
+    }
+
     /// In the first pass, a JIT callee's range and name, the address
     /// called, and whether it is an entry.
     fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
