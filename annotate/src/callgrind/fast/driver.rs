@@ -3,10 +3,11 @@
 //! While the lane is open ([`Rewriter::lane_open`]), runs of plain cost
 //! lines are passed over in one step, name lines that stay as they are
 //! only change both reader states (`names.rs`), and a native call group is
-//! held back ([`Lane`]) until its callee is known: copied with its position
-//! line, or declined for a JIT callee. The writer thread copies all of these from
-//! the input chunk; every other line, after any held before it, goes
-//! through [`Rewriter::line`] (a call group to `rewrite/call.rs`).
+//! held back ([`Lane`]) until its callee is known: copied with its
+//! position line, or declined for a JIT callee. The writer thread copies
+//! all of these from the input chunk; every other line, after any held
+//! before it, goes through [`Rewriter::line`] (a call group to
+//! `rewrite/call.rs`).
 
 use super::chunks::{Chunks, LineCount};
 use super::names::{self, known_name, mark_written, written_id, Pass};

@@ -18,7 +18,7 @@
 //! | `ob=` `fl=` `fi=` `fe=` | `spec` | function.rs |
 //! | `fn=` | `function` | function.rs |
 //! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`'s `Group`) | here |
-//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | call.rs (a jump's names: jump.rs; its target decoded: recall.rs) |
+//! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | call.rs (a jump's names: jump.rs; a target read back: recall.rs) |
 //! | a cost line | `cost_line` | cost.rs |
 //! | blank, `#` comment | copied | here |
 //!
@@ -216,7 +216,8 @@ impl<'t> Rewriter<'t> {
     /// The one rule for copying an input line as it is, without decoding
     /// it: lazy tracking, the output's position state the input's
     /// (`synced`), and native code (none of its lines moves). The fast
-    /// lane, a call group written early and a cost line all ask this.
+    /// lane ([`lane_open`](Self::lane_open)), a call group in copied native
+    /// code and a cost line all ask this.
     pub(in crate::callgrind) fn copies_verbatim(&self) -> bool {
         self.tracking == Tracking::Lazy && self.writer.synced && self.in_native_code()
     }
