@@ -254,7 +254,7 @@ impl SymbolTable {
 
     /// The symbol numbered `id`, decoded from its source the first time;
     /// named after its address where its file changed since the table was
-    /// built (see [`SymbolTable::try_symbol`]).
+    /// built (see `SymbolTable::try_symbol`).
     pub fn symbol(&self, id: SymbolId) -> &Symbol {
         &self.decoding(id).symbol
     }
