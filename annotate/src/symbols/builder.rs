@@ -62,7 +62,7 @@ impl SymbolTableBuilder {
         for &i in &live {
             let e = &entries[i];
             match current {
-                Some(c) if e.start < entries[c].start.saturating_add(entries[c].size) => {
+                Some(c) if e.start < entries[c].end() => {
                     let (loser, winner) = if e.record > entries[c].record {
                         (c, i)
                     } else {

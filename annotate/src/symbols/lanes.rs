@@ -31,7 +31,7 @@ pub fn address_order(entries: &[Entry]) -> Option<Vec<u32>> {
         if start < end {
             return None; // overlaps the range before it
         }
-        end = start.saturating_add(entries[id as usize].size);
+        end = entries[id as usize].end();
         order.push(id);
         match Head::at(entries, lane, &lanes[lane], at + 1) {
             Some(head) => heads[next] = head,
@@ -61,7 +61,7 @@ fn lanes(entries: &[Entry]) -> Option<Vec<Vec<u32>>> {
             }
             None => return None,
         };
-        ends[lane] = e.start.saturating_add(e.size);
+        ends[lane] = e.end();
         lanes[lane].push(id as u32);
     }
     Some(lanes)

@@ -103,6 +103,13 @@ struct Entry {
     module: u32,
 }
 
+impl Entry {
+    /// The first address past the range.
+    fn end(&self) -> u64 {
+        self.start.saturating_add(self.size)
+    }
+}
+
 /// [`Entry::debug`] of a range without DEBUG_INFO.
 const NO_DEBUG: u64 = u64::MAX;
 
@@ -333,13 +340,13 @@ impl SymbolTable {
     /// (loaded earlier or later at the same addresses).
     pub(crate) fn sharing_addresses(&self, id: SymbolId) -> Vec<SymbolId> {
         let own = &self.entries[id.index()];
-        let end = own.start.saturating_add(own.size);
+        let end = own.end();
         let name = &self.symbol(id).name;
         let mut others: Vec<SymbolId> = self
             .ids()
             .filter(|&o| {
                 let e = &self.entries[o.index()];
-                o != id && e.start < end && own.start < e.start.saturating_add(e.size)
+                o != id && e.start < end && own.start < e.end()
             })
             .filter(|&o| self.symbol(o).name != *name)
             .collect();

@@ -160,7 +160,7 @@ fn entry_answer(entries: &[Entry], i: usize) -> Option<(Range<u64>, Hit)> {
         symbol: SymbolId(i as u32),
         ambiguous: false,
     };
-    Some((e.start..e.start.saturating_add(e.size), hit))
+    Some((e.start..e.end(), hit))
 }
 
 /// Every [`STRIDE`]th entry's start, where the entries, in load order,
@@ -175,7 +175,7 @@ fn sampled_if_ordered(entries: &[Entry]) -> Option<Vec<u64>> {
         if i % STRIDE == 0 {
             starts.push(e.start);
         }
-        end = e.start.saturating_add(e.size);
+        end = e.end();
     }
     Some(starts)
 }
@@ -194,7 +194,7 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         SourceKind::PerfMap => 0u8,
         SourceKind::Jitdump => 1,
     };
-    let end_of = |i: usize| entries[i].start.saturating_add(entries[i].size);
+    let end_of = |i: usize| entries[i].end();
     let mut order: Vec<u32> = (0..entries.len() as u32)
         .filter(|&i| entries[i as usize].size > 0)
         .collect();
@@ -259,17 +259,13 @@ fn disagree(names: &[u128], active: &[Priority]) -> bool {
 }
 
 /// The names of the ranges (`order`: by start) that overlap another, as
-/// 128-bit hashes ([`name_hash`]), read in file order: decoded one at a time in address
-/// order, each by positioned reads, they were most of indexing a large
-/// V8 map (its code moves, and addresses are used again). By symbol
-/// number; 0 for a range that overlaps none.
+/// 128-bit hashes ([`name_hash`]), read in file order: decoded one at a
+/// time in address order, each by positioned reads, they were most of
+/// indexing a large V8 map (its code moves, and addresses are used
+/// again). By symbol number; 0 for a range that overlaps none.
 fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
     let entries = &table.entries;
-    let end_of = |i: u32| {
-        entries[i as usize]
-            .start
-            .saturating_add(entries[i as usize].size)
-    };
+    let end_of = |i: u32| entries[i as usize].end();
     let mut overlapping = Vec::new();
     let mut reach = 0;
     for (k, &i) in order.iter().enumerate() {
