@@ -142,6 +142,18 @@ fn header_lines_give_the_parts_events_totals_and_ending() {
 }
 
 #[test]
+fn code_in_no_range_keeps_its_address_name_and_its_cost_is_counted() {
+    let body = "ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000009000\n0x9000 0 5\n+4 0 7\n\
+                fn=(2) 0x0000000000001000\n0x1000 0 3\nfn=(3) 0x0000000000009100\n0x9100 0 2\n";
+    let stats = stats_of(&format!("{HEAD}{body}"));
+    let mut unnamed: Vec<_> = stats.unnamed_cost.iter().map(|(&a, &c)| (a, c)).collect();
+    unnamed.sort();
+    assert_eq!(unnamed, [(0x9000, 12), (0x9100, 2)]);
+    assert_eq!((stats.unnamed_total(), stats.jit_total()), (14, 3));
+    assert!(rewrite(body).starts_with("ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000009000\n0x9000 0 5\n+4 0 7\n"));
+}
+
+#[test]
 fn unknown_keys_are_counted_and_kept() {
     let profile = "events: Ir\nfl=a.c\nfn=f\nbb=3\n3 5\nln=2\ntotals: 5\n";
     let mut out = Vec::new();

@@ -78,6 +78,7 @@ fn a_continuation_comes_out_of_the_call_it_returns_from() {
     let mut entries: Vec<_> = plan.entries.iter().copied().collect();
     entries.sort();
     assert_eq!(entries, [(f, 0x1000), (f, 0x1014)]);
+    assert_eq!(plan.entry_points(), 2, "the summary's count");
 }
 
 #[test]
