@@ -98,6 +98,41 @@ mod tests {
     }
 
     #[test]
+    fn a_files_functions_are_its_text_symbols_as_nm_lists_them() {
+        // This test binary, read by binutils' nm as well (gcc brings it).
+        let me = std::env::current_exe().unwrap();
+        let guest = GuestSymbols::of_file(&me).unwrap();
+        let nm = std::process::Command::new("nm")
+            .arg("--defined-only")
+            .arg(&me)
+            .output()
+            .expect("nm (binutils) runs");
+        let listed = String::from_utf8(nm.stdout).unwrap();
+        let (mut text, mut data) = (Vec::new(), Vec::new());
+        for line in listed.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(addr), Some(kind)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let addr = u64::from_str_radix(addr, 16).unwrap();
+            match kind {
+                "T" | "t" if addr != 0 => text.push(addr),
+                "D" | "d" | "B" | "b" => data.push(addr),
+                _ => {}
+            }
+        }
+        assert!(text.len() > 1000, "{} functions", text.len());
+        let starts: std::collections::BTreeSet<u64> = guest.functions.iter().map(|f| f.0).collect();
+        text.sort_unstable();
+        text.dedup();
+        assert_eq!(starts.iter().copied().collect::<Vec<_>>(), text);
+        assert!(
+            data.iter().any(|a| !starts.contains(a)),
+            "data symbols are no functions"
+        );
+    }
+
+    #[test]
     fn the_guest_is_the_first_word_after_qemus_options() {
         // This test binary stands in for a guest: it has symbols.
         let me = std::env::current_exe().unwrap();

@@ -150,7 +150,8 @@ fn code_in_no_range_keeps_its_address_name_and_its_cost_is_counted() {
     unnamed.sort();
     assert_eq!(unnamed, [(0x9000, 12), (0x9100, 2)]);
     assert_eq!((stats.unnamed_total(), stats.jit_total()), (14, 3));
-    assert!(rewrite(body).starts_with("ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000009000\n0x9000 0 5\n+4 0 7\n"));
+    assert!(rewrite(body)
+        .starts_with("ob=(1) ???\nfl=(1) ???\nfn=(1) 0x0000000000009000\n0x9000 0 5\n+4 0 7\n"));
 }
 
 #[test]
