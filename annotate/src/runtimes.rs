@@ -241,6 +241,47 @@ mod tests {
     }
 
     #[test]
+    fn record_says_what_it_turned_on_and_how_to_keep_it_off() {
+        let of = |name: &str| RUNTIMES.iter().find(|r| r.name == name).unwrap();
+        let unset = |r: &Runtime| {
+            let keys = r
+                .env
+                .iter()
+                .map(|e| e.0)
+                .chain(r.folder_env.iter().copied());
+            keys.into_iter().all(|k| std::env::var_os(k).is_none())
+        };
+        let (mono, bun) = (of("Mono"), of("Bun"));
+        if unset(mono) {
+            assert_eq!(
+                said(mono, Path::new("/out")).as_deref(),
+                Some("Mono: symbol output turned on with MONO_ENV_OPTIONS='--jitmap' (set it yourself, even empty, to keep it as you want)")
+            );
+        }
+        if unset(bun) {
+            assert_eq!(
+                said(bun, Path::new("/out")).as_deref(),
+                Some("Bun: symbol output turned on with BUN_JSC_useJITDump='1' BUN_JSC_jitDumpDirectory='/out' (set them yourself, even empty, to keep it as you want)")
+            );
+        }
+        let nothing = Runtime {
+            env: &[],
+            folder_env: &[],
+            ..*mono
+        };
+        assert_eq!(said(&nothing, Path::new("/out")), None);
+        let folder_only = Runtime {
+            env: &[],
+            folder_env: &["CGJ_TEST_NEVER_SET"],
+            ..*mono
+        };
+        let says = said(&folder_only, Path::new("/out")).unwrap();
+        let sentence =
+            "CGJ_TEST_NEVER_SET='/out' (set it yourself, even empty, to keep it as you want)";
+        assert!(says.ends_with(sentence), "{says}");
+    }
+
+    #[test]
     fn folder_variables_name_the_output_folder() {
         let env = program_env(Path::new("/out"));
         let get = |key| env.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
