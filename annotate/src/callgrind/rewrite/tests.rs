@@ -155,6 +155,19 @@ fn code_in_no_range_keeps_its_address_name_and_its_cost_is_counted() {
 }
 
 #[test]
+fn only_an_epochs_trigger_marks_a_part_as_an_epoch() {
+    let part = |trigger: &str| format!("desc: {trigger}\n{HEAD}fn=f\n0x10 1 5\ntotals: 5\n");
+    let ours = "Trigger: Client Request: callgrind-jit epoch ends at 4 loads";
+    let theirs = [
+        "Trigger: Program termination",
+        "I1 cache: 32768 B, 64 B, 8-way associative",
+    ];
+    let seen = |p: &str| stats_of(p).epoch_parts_seen;
+    assert_eq!(seen(&format!("{}{}", part(ours), part(theirs[0]))), 1);
+    assert_eq!(seen(&format!("{}{}", part(theirs[1]), part(theirs[0]))), 0);
+}
+
+#[test]
 fn unknown_keys_are_counted_and_kept() {
     let profile = "events: Ir\nfl=a.c\nfn=f\nbb=3\n3 5\nln=2\ntotals: 5\n";
     let mut out = Vec::new();
