@@ -244,12 +244,12 @@ mod tests {
     fn record_says_what_it_turned_on_and_how_to_keep_it_off() {
         let of = |name: &str| RUNTIMES.iter().find(|r| r.name == name).unwrap();
         let unset = |r: &Runtime| {
-            let keys = r
+            let mut keys = r
                 .env
                 .iter()
                 .map(|e| e.0)
                 .chain(r.folder_env.iter().copied());
-            keys.into_iter().all(|k| std::env::var_os(k).is_none())
+            keys.all(|k| std::env::var_os(k).is_none())
         };
         let (mono, bun) = (of("Mono"), of("Bun"));
         if unset(mono) {
