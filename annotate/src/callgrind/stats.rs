@@ -188,3 +188,106 @@ pub struct Reentry {
     /// there are calls, not continuations.
     pub entry_points: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stats with every count set from `n`, each field to its own value.
+    fn counted(n: u64, ending: Ending) -> Stats {
+        Stats {
+            events: vec![format!("Ev{n}")],
+            total: n,
+            jit_cost: [(SymbolId(1), n + 1), (SymbolId(n as u32 + 10), n + 2)].into(),
+            unnamed_cost: [(0x10, n + 3), (0x100 + n, n + 4)].into(),
+            ambiguous: [SymbolId(n as u32)].into(),
+            live_images: [format!("image{n}")].into(),
+            folded_calls: n + 5,
+            level_calls: n + 6,
+            moved_cost: n + 7,
+            reentry: Reentry {
+                taken: n + 8,
+                held: n + 9,
+                unplaced: n + 10,
+                resumed: n + 11,
+                entry_points: n + 12,
+            },
+            epoch_parts_seen: n + 13,
+            has_instr: n == 1,
+            has_line: n == 2,
+            parts: n + 14,
+            unknown_lines: n + 15,
+            ending,
+            reads: vec![Reading::First],
+            read_back: ReadBack {
+                times: n + 16,
+                bytes: n + 17,
+            },
+        }
+    }
+
+    #[test]
+    fn merging_two_profiles_adds_every_count() {
+        let (a, b) = (100, 1000);
+        let mut all = counted(a, Ending::Complete);
+        all.merge(&counted(b, Ending::NoTotals));
+        assert_eq!(all.events, ["Ev100"], "the first profile's events");
+        assert_eq!(all.total, a + b);
+        let jit: Vec<_> = all.jit_cost.into_iter().collect();
+        let ids = [SymbolId(1), SymbolId(110), SymbolId(1010)];
+        assert_eq!(jit, [(ids[0], a + b + 2), (ids[1], a + 2), (ids[2], b + 2)]);
+        let mut unnamed: Vec<_> = all.unnamed_cost.into_iter().collect();
+        unnamed.sort();
+        assert_eq!(unnamed, [(0x10, a + b + 6), (0x164, a + 4), (0x4e8, b + 4)]);
+        assert_eq!(all.ambiguous, [SymbolId(100), SymbolId(1000)].into());
+        assert_eq!(all.live_images.len(), 2);
+        let sums = [
+            all.folded_calls,
+            all.level_calls,
+            all.moved_cost,
+            all.reentry.taken,
+            all.reentry.held,
+            all.reentry.unplaced,
+            all.reentry.resumed,
+            all.reentry.entry_points,
+            all.epoch_parts_seen,
+            all.parts,
+            all.unknown_lines,
+            all.read_back.times,
+            all.read_back.bytes,
+        ];
+        let each = |k: u64| a + k + b + k;
+        assert_eq!(
+            sums,
+            [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17].map(each)
+        );
+        assert_eq!((all.has_instr, all.has_line), (false, false));
+        assert_eq!(
+            all.ending,
+            Ending::NoTotals,
+            "the first that is not complete"
+        );
+        assert_eq!(all.reads.len(), 2);
+        let mut lined = counted(2, Ending::CutLine);
+        lined.merge(&counted(1, Ending::NoTotals));
+        assert_eq!((lined.has_instr, lined.has_line), (true, true));
+        assert_eq!(lined.ending, Ending::CutLine);
+    }
+
+    #[test]
+    fn counts_under_another_tables_ids_keep_the_rest() {
+        let ids = [(SymbolId(1), SymbolId(7)), (SymbolId(100), SymbolId(8))].into();
+        let moved = counted(100, Ending::Complete).with_ids(&ids);
+        let jit: Vec<_> = moved.jit_cost.iter().map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(
+            jit,
+            [(SymbolId(7), 101)],
+            "symbol 110 is not in the other table"
+        );
+        assert_eq!(moved.ambiguous, [SymbolId(8)].into());
+        assert_eq!(
+            (moved.total, moved.folded_calls, moved.unnamed_total()),
+            (100, 105, 207)
+        );
+    }
+}
