@@ -195,6 +195,25 @@ fn a_continuation_reached_through_a_chain_comes_out_of_the_call_it_returns_from(
 }
 
 #[test]
+fn a_jit_function_calling_a_continuation_back_keeps_only_its_own_cost() {
+    let n: u64 = 1000;
+    let (dir, said) = run_and_annotate("reentry", &[&n.to_string(), "jit-chain"]);
+    // The truth from the program: f calls outer_to (4 instructions),
+    // which calls the JIT helper (5), which calls f's continuation
+    // (3N + 4, f's own). callgrind_annotate takes the helper's inclusive
+    // cost from the calls into it: its 5, not the continuation too.
+    let got = self_and_inclusive(
+        &dir.join("named"),
+        &[" reentry.calc:f ", "reentry.calc:helper ", ":outer_to "],
+    );
+    assert_eq!(got, [(3 * n + 11, 3 * n + 20), (5, 5), (4, 9)], "{said}");
+    assert!(
+        said.contains("continuations called back by JIT code"),
+        "{said}"
+    );
+}
+
+#[test]
 fn without_instruction_addresses_the_summary_says_what_stays_where() {
     let dir = util::scratch("attr-no-instr");
     let prog = util::c_program(&dir, "tail_jump");

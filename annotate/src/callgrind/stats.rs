@@ -154,6 +154,8 @@ impl Stats {
         self.moved_cost += other.moved_cost;
         self.reentry.taken += other.reentry.taken;
         self.reentry.held += other.reentry.held;
+        self.reentry.called_back += other.reentry.called_back;
+        self.reentry.called_back_held += other.reentry.called_back_held;
         self.epoch_parts_seen += other.epoch_parts_seen;
         self.reentry.unplaced += other.reentry.unplaced;
         self.reentry.resumed += other.reentry.resumed;
@@ -179,6 +181,11 @@ pub struct Reentry {
     pub taken: u64,
     /// What the arcs it was taken out of held (first event).
     pub held: u64,
+    /// Continuations' cost (first event) taken out of the calls into the
+    /// JIT functions that called them back.
+    pub called_back: u64,
+    /// What those calls held (first event).
+    pub called_back_held: u64,
     /// Continuations' cost left in arcs: no arc from the resumed function
     /// to the one that called it back.
     pub unplaced: u64,
@@ -211,6 +218,8 @@ mod tests {
                 unplaced: n + 10,
                 resumed: n + 11,
                 entry_points: n + 12,
+                called_back: n + 18,
+                called_back_held: n + 19,
             },
             epoch_parts_seen: n + 13,
             has_instr: n == 1,
@@ -255,11 +264,13 @@ mod tests {
             all.unknown_lines,
             all.read_back.times,
             all.read_back.bytes,
+            all.reentry.called_back,
+            all.reentry.called_back_held,
         ];
         let each = |k: u64| a + k + b + k;
         assert_eq!(
             sums,
-            [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17].map(each)
+            [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map(each)
         );
         assert_eq!((all.has_instr, all.has_line), (false, false));
         assert_eq!(

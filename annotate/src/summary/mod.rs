@@ -296,6 +296,15 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             percent(all.reentry.taken, all.reentry.held)
         );
     }
+    if all.reentry.called_back > 0 {
+        let (back, held) = (all.reentry.called_back, all.reentry.called_back_held);
+        let _ = writeln!(
+            s,
+            "re-entry: continuations called back by JIT code through builtins (as V8's functions return) also taken out of the calls into that code: {} those calls held ({})",
+            share_of(back, held, event),
+            percent(back, held)
+        );
+    }
     if all.reentry.unplaced > 0 {
         let share = share_of(all.reentry.unplaced, all.reentry.resumed, event);
         let _ = writeln!(

@@ -72,6 +72,7 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
     let mut by_callee: BTreeMap<(u64, Who), Vec<Key>> = BTreeMap::new();
     // Rule 8's second part: arcs by (f, site) of the sites in no range.
     let mut outside: BTreeMap<u64, BTreeMap<u64, Vec<Key>>> = BTreeMap::new();
+    let mut called_back = called_back::CalledBack::default();
     let instr = columns.iter().position(|c| *c == "instr");
     // Rule 4: a cost line of zeros means nothing.
     let records = expand::expand(input)
@@ -105,6 +106,13 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                             let addr = callee.addr.unwrap();
                             let sum = resumed.entry((to.start, addr, x)).or_default();
                             add_to(sum, numbers(&costs));
+                            let block = (&at, from, place.3.as_str());
+                            called_back.continuation(
+                                symbols,
+                                block,
+                                (to.start, addr),
+                                numbers(&costs),
+                            );
                         }
                         continue; // rule 4
                     }
@@ -112,6 +120,9 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                 // Rule 4's exception: a call between levels is no arc of rule 8's.
                 let kept = symbols.between_levels(from, &place, &callee);
                 let key = transfer_key(symbols, place, kind, &target, &target_pos, &columns);
+                if key.1.as_ref().is_some_and(|t| t.0 == "calls") && !kept {
+                    called_back.call(symbols, (&at, from, site), &callee, &key);
+                }
                 let mut values = counts(&count);
                 values.extend(numbers(&costs));
                 if let (Some(f), "calls", false) = (from, key.1.as_ref().unwrap().0.as_str(), kept)
@@ -167,6 +178,9 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
             add_to(beyond.entry(*f).or_default(), rest);
         }
     }
+    // Rule 8's second part leaves out the calls of functions whose arcs
+    // give back continuations of their own.
+    let mut giving: std::collections::BTreeSet<u64> = groups.keys().map(|(f, _)| *f).collect();
     let mut reentries: Vec<Reentry> = groups
         .into_iter()
         .map(|((_, arcs), continuation)| Reentry { arcs, continuation })
@@ -187,8 +201,10 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                 arcs,
                 continuation: rest,
             });
+            giving.insert(f);
         }
     }
+    reentries.extend(called_back.reentries(&by_site, &by_callee, &giving));
     (sums, folded, reentries)
 }
 

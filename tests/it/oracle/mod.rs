@@ -100,7 +100,13 @@
 //!    per `f`, comes out the same way of the arcs charged to `f` made at
 //!    sites in no JIT range (code of the runtime that callgrind charged to
 //!    `f`, under whose calls it nested what followed), but those at sites
-//!    a continuation of `f` returns to.
+//!    a continuation of `f` returns to. Where `x` is JIT code and the
+//!    record's function is `x`'s pseudo-function at an entry, the calls
+//!    into `x` under that name (from code other than its own under it,
+//!    and not from `f`'s code) held the continuation too: summed, they
+//!    lose the folded calls' cost the same way, unless the arcs at `f`'s
+//!    site (without an instruction column: `f`'s arcs to `x`) are calls
+//!    into `x`, which give it back already.
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of
@@ -133,6 +139,7 @@ use linux_perf_data::jitdump::{JitDumpReader, JitDumpRecord};
 
 use crate::expand::{self, Record};
 
+mod called_back;
 mod expected;
 mod jumps;
 mod levels;

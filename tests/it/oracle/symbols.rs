@@ -237,7 +237,7 @@ impl Symbols {
     }
 
     /// A call to `callee` enters its range elsewhere than at an entry.
-    fn enters_middle(&self, callee: &Mapped) -> bool {
+    pub(super) fn enters_middle(&self, callee: &Mapped) -> bool {
         callee
             .range
             .is_some_and(|to| !callee.addr.is_some_and(|a| self.enters(to, a)))

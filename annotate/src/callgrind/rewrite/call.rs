@@ -3,8 +3,10 @@
 //! callee's own object and file; a jump's, `jump.rs`), the
 //! `calls=`/`jump=` line with its target (placed against the input's
 //! state, read back by `recall.rs` where the lazy pass forgot it, and given
-//! its source line in JIT code by the naming), and the position line of
-//! the call site (with its source line in JIT code).
+//! its source line in JIT code by the naming), and the position
+//! line of the call site (with its source line in JIT code; a call into a
+//! JIT function with the continuations it called back taken out, see
+//! `reentry/`).
 //! Calls between pieces of one JIT function are folded into self cost,
 //! but between two of its recursion levels (`reentry/levels.rs`), which
 //! stay calls.
@@ -122,12 +124,13 @@ impl Rewriter<'_> {
         let callee = self.group_callee(parsed)?;
         self.cols.check(text)?;
         if parsed.is_call {
-            self.note_call_levels(callee, text)?;
+            self.note_call(callee, None, text)?;
         }
         if parsed.is_call && folds(callee) {
             self.stats.folded_calls += 1;
             self.forget_pos();
-            self.note_continuation(resumed(callee), self.part.who, self.cols.skip(text)?)?;
+            let costs = self.cols.skip(text)?;
+            self.note_continuation(resumed(callee), (self.part.who, None), costs)?;
             // Its position columns alone (a cost line of zeros): the
             // positions after it mean the same in input and output.
             let positions = self.cols.positions_only(text)?;
@@ -148,7 +151,12 @@ impl Rewriter<'_> {
         // The target was written against the input's state before the
         // position line, which is copied undecoded.
         self.forget_pos();
-        Ok(self.writer.out.verbatim(raw, terminated)?)
+        let call = callee.filter(|_| parsed.is_call);
+        let less = self.called_back_line(call, None, text)?;
+        Ok(self
+            .writer
+            .out
+            .verbatim(less.as_deref().unwrap_or(raw), terminated)?)
     }
 
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
@@ -196,7 +204,7 @@ impl Rewriter<'_> {
             .map(|((_, _, out, _), i)| out[i]);
         let owner = site.map(|(owner, _, _, _)| owner);
         if parsed.is_call {
-            self.note_call_levels(callee, text)?;
+            self.note_call(callee, owner, text)?;
         }
         let into_middle = parsed.is_call && folds(callee);
         let across = into_middle && self.between_names(owner, callee);
@@ -218,7 +226,11 @@ impl Rewriter<'_> {
                 self.note_folded_call(owner, site, resumed(callee), costs)?;
             }
             let caller = owner.map(Who::Jit).or(self.part.who);
-            return self.note_continuation(resumed(callee), caller, costs);
+            // The calls into the block held the continuation where the
+            // block is the caller's own (see `reentry::Plan::called_back`).
+            let block = self.part.jit_block_at().filter(|&(b, ..)| Some(b) == owner);
+            let block = block.map(|(_, name, at)| (name, at));
+            return self.note_continuation(resumed(callee), (caller, block), costs);
         }
         let site = match site {
             Some((owner, file, out, costs)) => {
@@ -250,6 +262,8 @@ impl Rewriter<'_> {
                     false => self.arc_costs(owner, who, at, costs)?,
                 };
                 let costs = less.as_deref().unwrap_or(costs);
+                let back = self.called_back_costs(Some(callee), Some(owner), costs)?;
+                let costs = back.as_deref().unwrap_or(costs);
                 if self.part.stretch.is_some() {
                     let calls = parse_u64(line.count).ok_or("bad count")?;
                     self.add_to_stretch(out, costs, calls)?;
@@ -257,28 +271,11 @@ impl Rewriter<'_> {
                 self.emit().position(out, costs)
             }
             (Some((out, costs)), _, _) => self.emit().position(out, costs),
-            (None, _, _) if self.in_native_code() => self.copy_position(raw, text, terminated),
-            (None, _, _) => self.copy_tracked(raw, text, terminated),
+            (None, _, _) => {
+                let call = callee.filter(|_| parsed.is_call);
+                self.copy_call_position(call, owner, (raw, text, terminated))
+            }
         }
-    }
-
-    /// The site of a call in an address-named block where JIT code holds
-    /// it (as in a JIT block: its owner, file, position and costs); else
-    /// `None`, the block's own function current again and the line left
-    /// undecoded for the copy.
-    #[allow(clippy::type_complexity)]
-    fn unnamed_site<'t>(
-        &mut self,
-        text: &'t [u8],
-    ) -> Res<Option<(SymbolId, Option<Sym>, Pos, &'t [u8])>> {
-        let (pos, costs) = self.decode(text)?;
-        first_cost(costs)?;
-        let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
-            self.back_home()?;
-            return Ok(None);
-        };
-        self.reader.set_pos(pos);
-        Ok(Some((owner, file, out, costs)))
     }
 
     /// `cob=`/`cfi=`/`cfn=` for the callee: a JIT callee's own object and

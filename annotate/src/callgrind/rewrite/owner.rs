@@ -27,7 +27,7 @@ use super::reader::{FnRef, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
-use crate::callgrind::format::position::{add_costs, push_costs, push_decimal, Column};
+use crate::callgrind::format::position::{add_costs, first_cost, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
 
 impl Rewriter<'_> {
@@ -241,5 +241,24 @@ impl Rewriter<'_> {
             _ => {}
         }
         self.naming.names.intern(&name)
+    }
+
+    /// The site of a call in an address-named block where JIT code holds
+    /// it (as in a JIT block: its owner, file, position and costs); else
+    /// `None`, the block's own function current again and the line left
+    /// undecoded for the copy.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn unnamed_site<'t>(
+        &mut self,
+        text: &'t [u8],
+    ) -> Res<Option<(SymbolId, Option<Sym>, Pos, &'t [u8])>> {
+        let (pos, costs) = self.decode(text)?;
+        first_cost(costs)?;
+        let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
+            self.back_home()?;
+            return Ok(None);
+        };
+        self.reader.set_pos(pos);
+        Ok(Some((owner, file, out, costs)))
     }
 }

@@ -73,7 +73,25 @@ pub(in crate::callgrind) struct Part {
     pub last_own: Option<Pos>,
 }
 
+/// An address a JIT range was entered at, and whether it is an entry
+/// as far as known (its start, or an entry point the plan found).
+pub type Entered = (u64, bool);
+
 impl Part {
+    /// The current JIT block's range, name, and the address it was
+    /// named after with whether that is the range's start.
+    pub fn jit_block_at(&self) -> Option<(SymbolId, Sym, Entered)> {
+        match (self.block, self.block_fn.map(|f| f.kind)) {
+            (
+                Block::Jit(symbol),
+                Some(FnKind::Jit {
+                    name, entry, addr, ..
+                }),
+            ) => Some((symbol, name, (addr, entry))),
+            _ => None,
+        }
+    }
+
     /// The range and name of the current block where it is JIT code.
     pub fn jit_block(&self) -> Option<(SymbolId, Sym)> {
         match (self.block, self.block_fn.map(|f| f.kind)) {

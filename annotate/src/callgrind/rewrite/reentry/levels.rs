@@ -14,7 +14,7 @@ use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
 /// A range and one of its names, as the first pass interned it.
-type Named = (SymbolId, Sym);
+pub(super) type Named = (SymbolId, Sym);
 
 /// What the first pass saw of each range's names.
 #[derive(Default)]
@@ -150,7 +150,7 @@ impl Rewriter<'_> {
 
     /// In the first pass, a JIT callee's range and name, the address
     /// called, and whether it is an entry.
-    fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
+    pub(super) fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
         match (&self.reentry.plan, callee.map(|f| f.kind)) {
             (
                 None,

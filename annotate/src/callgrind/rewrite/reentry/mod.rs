@@ -13,7 +13,13 @@
 //! -> x -> middle of f`: V8's builtins calling on until one jumps back):
 //! it is in `f`'s arc to `a`, made at that site. The native arcs inside
 //! the chain keep it, each in what it was called with and in what it
-//! calls, so their inclusive cost stays within their callers'. Without
+//! calls, so their inclusive cost stays within their callers'. Where `x`
+//! is JIT code, the calls into `x` held it too, while `x`'s own call of
+//! the continuation is folded away: those calls give it back
+//! (`Plan::called_back`; not `f`'s own calls into `x`, nor where `x` is
+//! the callee at the site it returns to), so that `x`'s callers hold what
+//! `x` ran, as its self cost and calls say (V8: `f -> Call builtins ->
+//! noop -> middle of f`, where `noop` read 14% of a run). Without
 //! instruction addresses, the arcs from `f` to `x` are taken (a chain's
 //! continuation then stays, and is reported).
 //!
@@ -55,6 +61,7 @@
 
 use super::ids::{Interner, Sym};
 use super::naming::FnKind;
+use super::state::Entered;
 use super::{FnRef, Res, Rewriter};
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::callgrind::rewrite::naming::JitName;
@@ -130,12 +137,13 @@ impl Rewriter<'_> {
         jit
     }
 
-    /// A folded call into `resumed`'s middle at `addr` by `caller`, with
-    /// the costs of its position line.
+    /// A folded call into `resumed`'s middle at `addr` by `caller` (from
+    /// its own block, if so: the block's name and the address it was
+    /// entered at), with the costs of its position line.
     pub(super) fn note_continuation(
         &mut self,
         (resumed, addr): (SymbolId, u64),
-        caller: Option<Who>,
+        (caller, block): (Option<Who>, Option<(Sym, Entered)>),
         costs: &[u8],
     ) -> Res {
         let Some(caller) = caller.filter(|&c| c != Who::Jit(resumed)) else {
@@ -145,8 +153,121 @@ impl Rewriter<'_> {
             return Ok(());
         }
         let key = (self.stats.parts, resumed, addr, caller);
-        let sum = self.reentry.noted.continuations.entry(key).or_default();
-        Ok(add_costs(sum, costs)?)
+        let noted = &mut self.reentry.noted;
+        add_costs(noted.continuations.entry(key).or_default(), costs)?;
+        if let Some((name, at)) = block {
+            add_costs(noted.called_back.entry((key, name, at)).or_default(), costs)?;
+        }
+        Ok(())
+    }
+
+    /// In the first pass, a call from the current block (from `caller`'s
+    /// code, where JIT code holds it) to `callee` whose position line is
+    /// `text`: noted for the levels, and where it calls a JIT range's
+    /// entry under another name than the block's, as what that name's
+    /// callers called it with.
+    pub(super) fn note_call(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        text: &[u8],
+    ) -> Res {
+        self.note_call_levels(callee, text)?;
+        match self.first_pass_jit(callee) {
+            Some((named, addr, entry)) if self.part.jit_block() != Some(named) => {
+                let key = (self.stats.parts, named.0, named.1);
+                let into = self.reentry.noted.into.entry(key).or_default();
+                let calls = into.entry(((addr, entry), caller)).or_default();
+                Ok(add_costs(calls, self.cols.skip(text)?)?)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The position line of a call to `callee` from `caller`'s code,
+    /// copied as `copy_position` copies it (an address-named block's
+    /// tracked), its costs less the callee's called-back share.
+    pub(super) fn copy_call_position(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        (raw, text, terminated): (&[u8], &[u8], bool),
+    ) -> Res {
+        let less = self.called_back_line(callee, caller, text)?;
+        let (raw, text) = less.as_deref().map_or((raw, text), |l| (l, l));
+        match self.in_native_code() {
+            true => self.copy_position(raw, text, terminated),
+            false => self.copy_tracked(raw, text, terminated),
+        }
+    }
+
+    /// [`called_back_costs`](Self::called_back_costs) for the position
+    /// line `text`: its positions as they are, its costs less the share.
+    pub(super) fn called_back_line(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        text: &[u8],
+    ) -> Res<Option<Vec<u8>>> {
+        let Some(costs) = self.called_back_costs(callee, caller, self.cols.skip(text)?)? else {
+            return Ok(None);
+        };
+        let mut line = self.cols.positions_only(text)?.to_vec();
+        line.push(b' ');
+        line.extend_from_slice(&costs);
+        Ok(Some(line))
+    }
+
+    /// A call into a JIT function's entry (`callee`) from `caller`'s code
+    /// (where JIT code holds it) with `costs`, in the second pass: the
+    /// costs less its share of the continuations the callee called back
+    /// (`None`: unchanged; see `Plan::called_back`).
+    pub(super) fn called_back_costs(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        costs: &[u8],
+    ) -> Res<Option<Vec<u8>>> {
+        let Some(plan) = self.reentry.plan.as_mut() else {
+            return Ok(None);
+        };
+        let Some(FnKind::Jit {
+            symbol,
+            name,
+            entry: true,
+            ..
+        }) = callee.map(|f| f.kind)
+        else {
+            return Ok(None);
+        };
+        if plan.called_back.is_empty() || self.part.jit_block() == Some((symbol, name)) {
+            return Ok(None);
+        }
+        let key = (
+            self.stats.parts,
+            symbol,
+            self.naming.names.name(name).to_vec(),
+        );
+        let Some(back) = plan.called_back.get_mut(&key) else {
+            return Ok(None);
+        };
+        let part = self.stats.parts;
+        let giving =
+            |c: SymbolId| back.resumed.contains(&c) || plan.shares.contains_key(&(part, c));
+        if caller.is_some_and(giving) {
+            return Ok(None);
+        }
+        let share = &mut back.share;
+        let mut arc = all_costs(costs)?;
+        let take = share.next(&arc);
+        self.stats.reentry.called_back += first(&take);
+        self.stats.reentry.called_back_held += first(&arc);
+        for (a, t) in arc.iter_mut().zip(&take) {
+            *a -= t;
+        }
+        let mut out = Vec::with_capacity(costs.len());
+        push_costs(&mut out, &arc);
+        Ok(Some(out))
     }
 
     /// A folded call into `resumed`'s middle at `addr`, made from
@@ -186,6 +307,9 @@ impl Rewriter<'_> {
             let noted = &mut self.reentry.noted;
             if let Some(site) = site {
                 noted.sites.add((part, owner), site, costs, outside(site))?;
+                if let Who::Jit(callee) = callee {
+                    noted.site_callees.insert(((part, owner), site, callee));
+                }
             }
             add_costs(
                 noted.callees.entry((part, owner, callee)).or_default(),

@@ -5,10 +5,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::levels::Levels;
-use super::plan::{Plan, Share};
+use super::plan::{CalledBack, Plan, Share};
 use super::{Arcs, Of, Who};
 use crate::callgrind::format::position::add_costs;
-use crate::callgrind::rewrite::ids::Interner;
+use crate::callgrind::rewrite::ids::{Interner, Sym};
+use crate::callgrind::rewrite::state::Entered;
 use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
 
@@ -18,6 +19,13 @@ const LONGEST_INSTRUCTION: u64 = 15;
 
 /// One folded call: part, `f`, the address resumed, the caller `x`.
 pub(super) type Resumption = (u64, SymbolId, u64, Who);
+
+/// A JIT range's name in a part: (part, range, name as interned).
+type NameOf = (u64, SymbolId, Sym);
+
+/// What calls held, by the address called and the JIT range whose code
+/// made them (`None`: other code).
+type ByCaller = HashMap<(Entered, Option<SymbolId>), Vec<u64>>;
 
 /// Continuations' cost summed, and the cost of the arcs they come out of.
 type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
@@ -90,6 +98,15 @@ pub(in crate::callgrind) struct Noted {
     pub(super) callees: HashMap<(u64, SymbolId, Who), Vec<u64>>,
     /// Each range's names: entered, resumed, and what calls into them held.
     pub levels: Levels,
+    /// Continuations called back from JIT code `x`'s own block, by the
+    /// block's name and the address it was entered at.
+    pub(super) called_back: HashMap<(Resumption, Sym, Entered), Vec<u64>>,
+    /// What the calls into each JIT range's entry held, by the name
+    /// called (part, range, name), from anything but code of that name,
+    /// by the JIT range whose code called (`None`: other code).
+    pub(super) into: HashMap<NameOf, ByCaller>,
+    /// The call sites of `f`'s code that call a JIT range.
+    pub(super) site_callees: HashSet<(Of, u64, SymbolId)>,
 }
 
 impl Noted {
@@ -111,6 +128,7 @@ impl Noted {
             folded.retain(|&(p, f), _| keep(p, f));
         }
         self.callees.retain(|&(p, f, _), _| keep(p, f));
+        self.site_callees.retain(|&((p, f), _, _)| keep(p, f));
     }
 
     /// The addresses of functions `f` called from code in no JIT range
@@ -231,7 +249,63 @@ impl Noted {
                     .push((Arcs::Outside, Share::new(&rest, &outside)));
             }
         }
+        let giving: HashSet<Of> = plan.shares.keys().copied().collect();
+        plan.called_back = self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// Per JIT range and name `x` that called continuations back: their
+    /// cost out of the calls into `x`, whose activations held them (a
+    /// chain `f -> builtins -> x -> middle of f`), but for `f`'s own: `f`'s
+    /// arcs give its continuations back at the sites they return to. Only
+    /// continuations called from `x`'s block at an entry are noted: the
+    /// calls into that block are the calls into `x`. Calls made by a
+    /// function whose arcs give back continuations of its own (`giving`)
+    /// are left out, so that no arc gives twice.
+    fn called_back_shares(
+        &self,
+        sites: &Sites,
+        names: &Interner,
+        entry: &impl Fn(&Resumption) -> bool,
+        (entries, giving): (&HashSet<(SymbolId, u64)>, &HashSet<Of>),
+    ) -> HashMap<(u64, SymbolId, Vec<u8>), CalledBack> {
+        let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
+        for (&(resumption, name, (at, start)), cost) in &self.called_back {
+            let (part, f, addr, who) = resumption;
+            let Who::Jit(x) = who else { continue };
+            if !start && !entries.contains(&(x, at)) {
+                continue; // called back from a continuation of `x`
+            }
+            // Where `x` is the callee of the call the continuation returns
+            // from, that arc gives it back already.
+            let direct = match self.arcs_of(sites, (part, f), addr, who) {
+                Some((Arcs::Site(site), _)) => self.site_callees.contains(&((part, f), site, x)),
+                Some((Arcs::To(_), _)) => true,
+                _ => false,
+            };
+            if !direct && !entry(&resumption) {
+                let (sum, resumed) = sums.entry((part, x, name)).or_default();
+                add(sum, cost);
+                resumed.insert(f);
+            }
+        }
+        let mut shares = HashMap::new();
+        for (key @ (part, x, name), (cost, resumed)) in sums {
+            let mut into = Vec::new();
+            for (((at, start), caller), calls) in self.into.get(&key).into_iter().flatten() {
+                let entry = *start || entries.contains(&(x, *at));
+                let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
+                if entry && caller.is_none_or(left) {
+                    add(&mut into, calls);
+                }
+            }
+            if first(&into) > 0 {
+                let share = Share::new(&cost, &into);
+                let key = (part, x, names.name(name).to_vec());
+                shares.insert(key, CalledBack { share, resumed });
+            }
+        }
+        shares
     }
 
     /// The cost of `of`'s arcs made outside every JIT range, but at the

@@ -12,7 +12,10 @@ impl Plan {
     /// True where the second pass changes the output (else the first
     /// pass's output stands; only `unplaced` is to report).
     pub fn takes_out(&self) -> bool {
-        !self.shares.is_empty() || !self.levels.is_empty() || !self.entries.is_empty()
+        !self.shares.is_empty()
+            || !self.levels.is_empty()
+            || !self.entries.is_empty()
+            || !self.called_back.is_empty()
     }
 
     /// How many addresses inside JIT functions are entry points.
@@ -74,6 +77,18 @@ impl Share {
     }
 }
 
+/// Continuations a JIT function `x` called back, out of the calls into
+/// it (see `Noted::called_back_shares`).
+#[derive(Debug)]
+pub(super) struct CalledBack {
+    /// Their cost, shared over the calls into `x`.
+    pub(super) share: Share,
+    /// The functions resumed: their own calls into `x` are not among
+    /// those (a function's arcs give back its continuations at the sites
+    /// they return to), nor are those of functions in `Plan::shares`.
+    pub(super) resumed: HashSet<SymbolId>,
+}
+
 /// The second pass's work: per (part, `f`), the arcs that give back
 /// continuations, and the continuations whose level is lowered.
 #[derive(Debug, Default)]
@@ -86,6 +101,9 @@ pub(in crate::callgrind) struct Plan {
     /// Addresses of JIT functions, other than their start, that are
     /// entry points: calls there are calls.
     pub(super) entries: HashSet<(SymbolId, u64)>,
+    /// Per (part, JIT range, name) that called continuations back, their
+    /// cost out of the calls into it.
+    pub(super) called_back: HashMap<(u64, SymbolId, Vec<u8>), CalledBack>,
     /// First-event cost of continuations with no arc to take them from.
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.
