@@ -73,7 +73,6 @@ mod plan;
 use noted::first;
 pub(in crate::callgrind) use noted::Noted;
 pub(in crate::callgrind) use plan::Plan;
-#[cfg(test)]
 use plan::Share;
 
 /// A function as a call names it, in the first pass: a JIT symbol, or a
@@ -257,16 +256,9 @@ impl Rewriter<'_> {
         if caller.is_some_and(giving) {
             return Ok(None);
         }
-        let share = &mut back.share;
-        let mut arc = all_costs(costs)?;
-        let take = share.next(&arc);
-        self.stats.reentry.called_back += first(&take);
-        self.stats.reentry.called_back_held += first(&arc);
-        for (a, t) in arc.iter_mut().zip(&take) {
-            *a -= t;
-        }
-        let mut out = Vec::with_capacity(costs.len());
-        push_costs(&mut out, &arc);
+        let (out, taken, held) = taken_out(&mut back.share, costs)?;
+        self.stats.reentry.called_back += taken;
+        self.stats.reentry.called_back_held += held;
         Ok(Some(out))
     }
 
@@ -335,17 +327,25 @@ impl Rewriter<'_> {
         let Some((_, share)) = found.map(|i| &mut shares[i]) else {
             return Ok(None);
         };
-        let mut arc = all_costs(costs)?;
-        let take = share.next(&arc);
-        self.stats.reentry.taken += first(&take);
-        self.stats.reentry.held += first(&arc);
-        for (a, t) in arc.iter_mut().zip(&take) {
-            *a -= t;
-        }
-        let mut out = Vec::with_capacity(costs.len());
-        push_costs(&mut out, &arc);
+        let (out, taken, held) = taken_out(share, costs)?;
+        self.stats.reentry.taken += taken;
+        self.stats.reentry.held += held;
         Ok(Some(out))
     }
+}
+
+/// `costs` less `share`'s part of them, and the first event taken out
+/// and held.
+fn taken_out(share: &mut Share, costs: &[u8]) -> Res<(Vec<u8>, u64, u64)> {
+    let mut arc = all_costs(costs)?;
+    let take = share.next(&arc);
+    let held = first(&arc);
+    for (a, t) in arc.iter_mut().zip(&take) {
+        *a -= t;
+    }
+    let mut out = Vec::with_capacity(costs.len());
+    push_costs(&mut out, &arc);
+    Ok((out, first(&take), held))
 }
 
 /// A part and the function resumed (or calling).
