@@ -112,8 +112,9 @@ pub(in crate::callgrind) struct Noted {
 impl Noted {
     /// Forgets the arcs of `part` from functions no continuation of it
     /// resumes and none of whose middles code outside every JIT range
-    /// (`outside`) called (a profile of many parts keeps only what its
-    /// second pass uses).
+    /// (`outside`) called, and the calls into functions that called no
+    /// continuation of it back (a profile of many parts keeps only what
+    /// its second pass uses).
     pub fn end_part(&mut self, part: u64, outside: impl Fn(u64) -> bool) {
         let mut resumed: HashSet<Of> = self
             .continuations
@@ -129,6 +130,14 @@ impl Noted {
         }
         self.callees.retain(|&(p, f, _), _| keep(p, f));
         self.site_callees.retain(|&((p, f), _, _)| keep(p, f));
+        let calling_back: HashSet<NameOf> = (self.called_back.keys())
+            .filter_map(|&((p, _, _, who), name, _)| match who {
+                Who::Jit(x) => Some((p, x, name)),
+                Who::Named { .. } => None,
+            })
+            .collect();
+        self.into
+            .retain(|key, _| key.0 != part || calling_back.contains(key));
     }
 
     /// The addresses of functions `f` called from code in no JIT range
