@@ -5,7 +5,7 @@
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::FnRef;
-use super::reentry::Who;
+use super::reentry::{Entered, Who};
 use crate::callgrind::format::position::Pos;
 use crate::symbols::SymbolId;
 
@@ -72,10 +72,6 @@ pub(in crate::callgrind) struct Part {
     /// site for code it jumps into; see `owner`).
     pub last_own: Option<Pos>,
 }
-
-/// An address a JIT range was entered at, and whether it is an entry
-/// as far as known (its start, or an entry point the plan found).
-pub type Entered = (u64, bool);
 
 impl Part {
     /// The current JIT block's range, name, and the address it was

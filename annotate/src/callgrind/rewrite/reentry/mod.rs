@@ -61,7 +61,6 @@
 
 use super::ids::{Interner, Sym};
 use super::naming::FnKind;
-use super::state::Entered;
 use super::{FnRef, Res, Rewriter};
 use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
 use crate::callgrind::rewrite::naming::JitName;
@@ -74,6 +73,10 @@ use noted::first;
 pub(in crate::callgrind) use noted::Noted;
 pub(in crate::callgrind) use plan::Plan;
 use plan::Share;
+
+/// An address a JIT range was entered at, and whether it is an entry
+/// as far as known (its start, or an entry point the plan found).
+pub(in crate::callgrind) type Entered = (u64, bool);
 
 /// A function as a call names it, in the first pass: a JIT symbol, or a
 /// name in an object.

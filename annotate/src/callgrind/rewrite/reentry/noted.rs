@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::levels::Levels;
 use super::plan::{CalledBack, Plan, Share};
-use super::{Arcs, Of, Who};
+use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::{Interner, Sym};
-use crate::callgrind::rewrite::state::Entered;
 use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
 
