@@ -119,6 +119,7 @@ macro_rules! cases {
 }
 
 cases! {
+    called_back = "called-back",
     calls = "calls",
     continuation_levels = "continuation-levels",
     copied_call_target = "copied-call-target",
