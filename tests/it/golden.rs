@@ -120,6 +120,7 @@ macro_rules! cases {
 
 cases! {
     called_back = "called-back",
+    called_back_lines = "called-back-lines",
     calls = "calls",
     continuation_levels = "continuation-levels",
     copied_call_target = "copied-call-target",
