@@ -3,10 +3,9 @@
 //! callee's own object and file; a jump's, `jump.rs`), the
 //! `calls=`/`jump=` line with its target (placed against the input's
 //! state, read back by `recall.rs` where the lazy pass forgot it, and given
-//! its source line in JIT code by the naming), and the position
-//! line of the call site (with its source line in JIT code; a call into a
-//! JIT function with the continuations it called back taken out, see
-//! `reentry/`).
+//! its source line in JIT code by the naming), and the position line of
+//! the call site (with its source line in JIT code; a call into a JIT
+//! function less the continuations it called back, see `reentry/`).
 //! Calls between pieces of one JIT function are folded into self cost,
 //! but between two of its recursion levels (`reentry/levels.rs`), which
 //! stay calls.

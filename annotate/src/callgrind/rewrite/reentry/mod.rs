@@ -211,6 +211,10 @@ impl Rewriter<'_> {
         caller: Option<SymbolId>,
         text: &[u8],
     ) -> Res<Option<Vec<u8>>> {
+        let plan = self.reentry.plan.as_ref();
+        if callee.is_none() || plan.is_none_or(|plan| plan.called_back.is_empty()) {
+            return Ok(None); // the line is not split: the common case
+        }
         let Some(costs) = self.called_back_costs(callee, caller, self.cols.skip(text)?)? else {
             return Ok(None);
         };
