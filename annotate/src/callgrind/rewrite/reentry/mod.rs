@@ -249,12 +249,9 @@ impl Rewriter<'_> {
         if plan.called_back.is_empty() || self.part.jit_block() == Some((symbol, name)) {
             return Ok(None);
         }
-        let key = (
-            self.stats.parts,
-            symbol,
-            self.naming.names.name(name).to_vec(),
-        );
-        let Some(back) = plan.called_back.get_mut(&key) else {
+        let named = plan.called_back.get_mut(&(self.stats.parts, symbol));
+        let Some(back) = named.and_then(|by_name| by_name.get_mut(self.naming.names.name(name)))
+        else {
             return Ok(None);
         };
         let part = self.stats.parts;

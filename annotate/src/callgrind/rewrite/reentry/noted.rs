@@ -276,7 +276,7 @@ impl Noted {
         names: &Interner,
         entry: &impl Fn(&Resumption) -> bool,
         (entries, giving): (&HashSet<(SymbolId, u64)>, &HashSet<Of>),
-    ) -> HashMap<(u64, SymbolId, Vec<u8>), CalledBack> {
+    ) -> HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>> {
         let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
         for (&(resumption, name, (at, start)), cost) in &self.called_back {
             let (part, f, addr, who) = resumption;
@@ -297,7 +297,7 @@ impl Noted {
                 resumed.insert(f);
             }
         }
-        let mut shares = HashMap::new();
+        let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
             let mut into = Vec::new();
             for (((at, start), caller), calls) in self.into.get(&key).into_iter().flatten() {
@@ -309,8 +309,8 @@ impl Noted {
             }
             if first(&into) > 0 {
                 let share = Share::new(&cost, &into);
-                let key = (part, x, names.name(name).to_vec());
-                shares.insert(key, CalledBack { share, resumed });
+                let by_name = shares.entry((part, x)).or_default();
+                by_name.insert(names.name(name).to_vec(), CalledBack { share, resumed });
             }
         }
         shares

@@ -103,7 +103,9 @@ pub(in crate::callgrind) struct Plan {
     pub(super) entries: HashSet<(SymbolId, u64)>,
     /// Per (part, JIT range, name) that called continuations back, their
     /// cost out of the calls into it.
-    pub(super) called_back: HashMap<(u64, SymbolId, Vec<u8>), CalledBack>,
+    /// (Keyed by the name's bytes within, so that a call's name is looked
+    /// up without copying it.)
+    pub(super) called_back: HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>>,
     /// First-event cost of continuations with no arc to take them from.
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.
