@@ -7,7 +7,6 @@ use std::io;
 use super::decoded::Decoding;
 use super::reads::{Pread, Reads};
 use super::{Entry, FileId, Row, SourceKind, Symbol, SymbolId, SymbolTable, NO_DEBUG};
-use jitdump::file_window::Window;
 use jitdump::scan::{parse_record, record_size};
 use jitdump::{DebugEntry, Record};
 
@@ -32,43 +31,6 @@ pub fn symbol(table: &SymbolTable, id: SymbolId) -> Decoding {
     Decoding { symbol, failure }
 }
 
-/// The names of many entries of one source, read in file order through
-/// one window (a positioned read per entry made a million-function file
-/// cost seconds): each entry's name and whether it has a source file.
-pub struct Names<'t> {
-    table: &'t SymbolTable,
-    window: Window<'t>,
-}
-
-impl<'t> Names<'t> {
-    /// Names of entries of source number `source`.
-    pub fn new(table: &'t SymbolTable, source: usize) -> io::Result<Self> {
-        let window = Window::new(&table.sources[source].file)?;
-        Ok(Names { table, window })
-    }
-
-    /// Entry `id`'s name, and whether it has a source file, as
-    /// [`symbol`] gives them (for a file unchanged since it was indexed;
-    /// else the address name, without).
-    pub fn of(&mut self, id: SymbolId) -> (String, bool) {
-        let (table, entry) = (self.table, self.table.entries[id.index()]);
-        let identity = match table.sources[entry.source as usize].kind {
-            SourceKind::Jitdump => jitdump_identity(table, &entry, &mut self.window),
-            SourceKind::PerfMap => from_perf_map(table, &entry, &mut self.window, |_| FileId(0))
-                .map(|symbol| (symbol.name, symbol.file.is_some())),
-        };
-        identity.unwrap_or_else(|_| (unnamed(&entry).name, false))
-    }
-}
-
-/// A name's 128-bit hash (two SipHash keys): equal names hash alike,
-/// two names one hash about never.
-pub fn name_hash(name: &str) -> u128 {
-    use std::hash::{BuildHasher, RandomState};
-    thread_local!(static KEYS: [RandomState; 2] = [RandomState::new(), RandomState::new()]);
-    KEYS.with(|[a, b]| u128::from(a.hash_one(name)) << 64 | u128::from(b.hash_one(name)))
-}
-
 /// Entry `entry`'s symbol read through `reads`, its files numbered by
 /// `file_id`.
 fn decode(
@@ -83,7 +45,7 @@ fn decode(
     }
 }
 
-fn unnamed(entry: &Entry) -> Symbol {
+pub(super) fn unnamed(entry: &Entry) -> Symbol {
     Symbol {
         name: format!("{:#018x}", entry.start),
         file: None,
@@ -148,7 +110,7 @@ fn from_jitdump(
 /// A jitdump entry's name, and whether it has a source file (from its
 /// name, else its line table), reading the line table only where the
 /// name gives none.
-fn jitdump_identity(
+pub(super) fn jitdump_identity(
     table: &SymbolTable,
     entry: &Entry,
     reads: &mut impl Reads,
@@ -267,29 +229,51 @@ fn clean_file(raw: &[u8]) -> Option<&str> {
 }
 
 /// The perf map line at the entry's offset, read up to its newline.
-fn from_perf_map(
+pub(super) fn from_perf_map(
     table: &SymbolTable,
     entry: &Entry,
     reads: &mut impl Reads,
     file_id: impl FnMut(&str) -> FileId,
 ) -> Result<Symbol, String> {
+    let raw = perf_map_name(entry, reads)?;
+    Ok(perf_map_symbol(table, entry, raw, file_id))
+}
+
+/// The name of `entry`'s perf map line as the map spells it, where the
+/// line still gives the entry's range.
+pub(super) fn perf_map_name<'r>(
+    entry: &Entry,
+    reads: &'r mut impl Reads,
+) -> Result<&'r [u8], String> {
     let mut want = 512;
-    let line = loop {
+    let len = loop {
         let got = reads.at(entry.record, want).map_err(unreadable)?;
-        let (short, whole) = (got.len() < want, memchr::memchr(b'\n', got));
-        match whole.map(|end| &got[..end]) {
-            Some(line) => break line,
-            None if short => break got,
+        match memchr::memchr(b'\n', got) {
+            Some(end) => break end,
+            None if got.len() < want => break got.len(),
             None => want *= 2,
         }
     };
+    // (read again to return it: the loop cannot hand out its borrow)
+    let got = reads.at(entry.record, want).map_err(unreadable)?;
+    let line = &got[..len.min(got.len())];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let (start, size, raw) = crate::perfmap::fields(line).ok_or(CHANGED)?;
     if (start, size) != (entry.start, entry.size) {
         return Err(CHANGED.into());
     }
+    Ok(raw)
+}
+
+/// `entry`'s symbol from its perf map name `raw`.
+pub(super) fn perf_map_symbol(
+    table: &SymbolTable,
+    entry: &Entry,
+    raw: &[u8],
+    file_id: impl FnMut(&str) -> FileId,
+) -> Symbol {
     let split = super::runtime_names::split(&table.readable(&crate::perfmap::name(raw)));
-    Ok(Symbol {
+    Symbol {
         file: split.file.as_deref().map(file_id),
         name: split.name,
         line: split.line,
@@ -297,7 +281,7 @@ fn from_perf_map(
         size: entry.size,
         rows: Vec::new(),
         source: entry.source as usize,
-    })
+    }
 }
 
 /// The code bytes of a jitdump range (`None`: a perf map's, or a load
@@ -317,6 +301,7 @@ pub fn code(table: &SymbolTable, id: SymbolId) -> std::io::Result<Option<Vec<u8>
 
 #[cfg(test)]
 mod tests {
+    use super::super::names::Names;
     use super::*;
 
     #[test]

@@ -23,6 +23,7 @@ mod index_perfmap;
 mod lanes;
 pub mod mapped;
 mod modules;
+mod names;
 mod reads;
 mod room;
 pub mod runtime_names;

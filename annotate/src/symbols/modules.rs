@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::decode::{name_hash, Names};
+use super::names::Names;
 use super::{SymbolId, SymbolTable};
 
 /// Files functions of colliding names apart by module, among the
@@ -56,9 +56,9 @@ pub fn separate(table: &mut SymbolTable, range: Range<usize>) {
     let mut hashed: Vec<(u64, u32, u32)> = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         for s in block.clone() {
-            let (name, has_file) = names.of(SymbolId(s as u32));
+            let (hash, has_file) = names.hashed(SymbolId(s as u32));
             if !has_file {
-                hashed.push((name_hash(&name) as u64, i as u32, s as u32));
+                hashed.push((hash as u64, i as u32, s as u32));
             }
         }
     }

@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 
 use std::ops::Range;
 
-use super::decode::{name_hash, Names};
+use super::names::{name_hash, Names};
 use super::{Entry, Hit, SourceKind, SymbolId, SymbolTable};
 
 /// A disjoint address range and its winning symbol.
@@ -284,11 +284,10 @@ fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
         if names.as_ref().is_none_or(|(s, _)| *s != source) {
             names = Names::new(table, source as usize).ok().map(|n| (source, n));
         }
-        let name = match &mut names {
-            Some((_, names)) => names.of(SymbolId(i)).0,
-            None => table.symbol(SymbolId(i)).name.clone(),
+        hashes[i as usize] = match &mut names {
+            Some((_, names)) => names.hashed(SymbolId(i)).0,
+            None => name_hash(&table.symbol(SymbolId(i)).name),
         };
-        hashes[i as usize] = name_hash(&name);
     }
     hashes
 }
