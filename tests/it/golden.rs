@@ -120,7 +120,9 @@ macro_rules! cases {
 
 cases! {
     called_back = "called-back",
+    called_back_from_continuation = "called-back-from-continuation",
     called_back_lines = "called-back-lines",
+    called_back_two_levels = "called-back-two-levels",
     calls = "calls",
     continuation_levels = "continuation-levels",
     copied_call_target = "copied-call-target",

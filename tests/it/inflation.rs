@@ -200,9 +200,12 @@ pub fn deflated(profile: &str, objects: impl Fn(&str) -> bool) -> Vec<(Function,
 /// held the rest of `Module.load` (70,534,372 Ir for 172 of its own), so
 /// callgrind_annotate showed `noop` at 14% inclusive. The calls into the
 /// function that called the continuation back give it back. On Node's
-/// fixture 20 JIT functions were so over what they ran; 13 remain
-/// (continuations called back from a function's own continuation, whose
-/// calls in were folded), and callgrind's own profile has none.
+/// fixture 20 JIT functions were so over what they ran. Then 13: their
+/// continuation blocks (folded into them) called the continuations back.
+/// Those come out of the calls into the function where they all call it
+/// under one name; 8 remain, each called under several levels' names
+/// (`setOwnProperty` and `setOwnProperty'2`), and callgrind's own profile
+/// has none.
 /// The real fixture `name`'s profile and its annotated output, with the
 /// rewrite's counts.
 fn fixture_rewritten(
@@ -229,20 +232,27 @@ fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
         .into_iter()
         .map(|((_, f), _, _)| f)
         .collect();
-    assert_eq!(names.len(), 13, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     for fixed in [
         "noop",
         "Module._findPath",
         "loadSource",
         "highWaterMarkFrom",
+        // called back from their continuation blocks
+        "Module._resolveFilename",
+        "wrapSafe",
+        "getHighWaterMark",
+        "writeSync",
+        "emitBeforeScript",
     ] {
         assert!(!names.iter().any(|n| n == fixed), "{fixed}: {names:?}");
     }
     let flows = flows(&out);
     let noop = flows.iter().find(|((_, f), _)| f == "noop").unwrap().1;
     assert!(noop[2] < 1000, "{noop:?}");
+    // 211,740,446 Ir given back without the continuation blocks' calls
     assert!(
-        stats.reentry.called_back > 70_000_000,
+        stats.reentry.called_back > 350_000_000,
         "{:?}",
         stats.reentry
     );

@@ -1,6 +1,7 @@
 //! Rule 8's second part (see the rule in `mod.rs`): a continuation
-//! called back from the entry block of JIT function `x` comes out of the
-//! calls into `x`.
+//! called back from the entry block of JIT function `x`, or from a
+//! continuation of `x` where `x` is called under one name, comes out of
+//! the calls into `x`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,6 +16,9 @@ pub(super) struct CalledBack {
     /// Per (`x`'s start, `x`'s name): continuations called back from its
     /// entry block, by (`f`'s start, address resumed).
     from_entry: BTreeMap<Named, BTreeMap<(u64, u64), Vec<u64>>>,
+    /// Per `x`'s start: those called back from its other blocks (its
+    /// continuations, folded into it).
+    from_middle: BTreeMap<u64, BTreeMap<(u64, u64), Vec<u64>>>,
     /// Per (range start, name called): the calls into its entry from
     /// code other than its own under that name, and the range whose code
     /// made each.
@@ -37,10 +41,17 @@ impl CalledBack {
         let (Some(x), Some(b)) = (from, block.range) else {
             return;
         };
-        if std::ptr::eq(x, b) && !symbols.enters_middle(&block) {
-            let calls = self.from_entry.entry((x.start, name.to_string()));
-            add_to(calls.or_default().entry((f, addr)).or_default(), cost);
+        if !std::ptr::eq(x, b) {
+            return;
         }
+        let called_back = match symbols.enters_middle(&block) {
+            false => self
+                .from_entry
+                .entry((x.start, name.to_string()))
+                .or_default(),
+            true => self.from_middle.entry(x.start).or_default(),
+        };
+        add_to(called_back.entry((f, addr)).or_default(), cost);
     }
 
     /// A call (kept as one) from the record `at`, whose site lies in
@@ -69,6 +80,25 @@ impl CalledBack {
         calls.push((key.clone(), from.map(|r| r.start)));
     }
 
+    /// The continuations each `x` called back, by the name its calls
+    /// give back under: its entry block's, and for those called back from
+    /// its other blocks, the one name it is called under (none where it
+    /// is called under several: which calls held them is not known).
+    fn by_name_called(&self) -> BTreeMap<Named, BTreeMap<(u64, u64), Vec<u64>>> {
+        let mut by_name = self.from_entry.clone();
+        for (&x, continuations) in &self.from_middle {
+            let mut names = (self.into.keys()).filter(|(start, _)| *start == x);
+            let (Some((_, name)), None) = (names.next(), names.next()) else {
+                continue;
+            };
+            let calls = by_name.entry((x, name.clone())).or_default();
+            for (&at, cost) in continuations {
+                add_to(calls.entry(at).or_default(), cost.clone());
+            }
+        }
+        by_name
+    }
+
     /// The arcs each `x` gives back, and how much: its continuations but
     /// those whose `f` calls `x` at the site they return to (or, without
     /// addresses, calls `x` at all); not out of `f`'s own calls into `x`,
@@ -80,7 +110,7 @@ impl CalledBack {
         giving: &BTreeSet<u64>,
     ) -> Vec<Reentry> {
         let mut reentries = Vec::new();
-        for ((x, name), continuations) in &self.from_entry {
+        for ((x, name), continuations) in &self.by_name_called() {
             let (mut cost, mut resumed) = (Vec::new(), BTreeSet::new());
             for (&(f, addr), c) in continuations {
                 let direct = match by_site.get(&f) {

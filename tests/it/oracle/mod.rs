@@ -106,7 +106,10 @@
 //!    and not from `f`'s code) held the continuation too: summed, they
 //!    lose the folded calls' cost the same way, unless the arcs at `f`'s
 //!    site (without an instruction column: `f`'s arcs to `x`) are calls
-//!    into `x`, which give it back already.
+//!    into `x`, which give it back already. Where the record's function
+//!    is a pseudo-function of `x` at another address (a continuation of
+//!    `x`), the same holds of the calls into `x` if they all call it
+//!    under one name.
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of
