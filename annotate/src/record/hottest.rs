@@ -1,6 +1,6 @@
 //! The hottest JIT functions record prints after the run: by inclusive
-//! cost as their callers recorded it (read back from the outputs), then
-//! self cost.
+//! cost as their callers recorded it, at most what they ran (read back
+//! from the outputs: `inclusive`), then self cost.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,8 +17,9 @@ pub fn relative<'p>(path: &'p Path, cwd: Option<&Path>) -> &'p Path {
 }
 
 /// The hottest JIT functions as `inclusive%  self%  name  (file:line)`
-/// lines, by inclusive cost as callers recorded it (read back from the
-/// outputs; self cost where they cannot be read), then self cost; by self
+/// lines, by inclusive cost as callers recorded it, at most what it ran
+/// (read back from the outputs; self cost where they cannot be read),
+/// then self cost; by self
 /// cost, with a note, where an inclusive cost passes the total.
 pub fn top_list(report: &Report, top: usize) -> String {
     let table = &report.symbols;
@@ -128,8 +129,9 @@ mod tests {
 
     /// A report of `total` Ir in which `a` (declared at /app/a.js:3)
     /// costs 40 itself and 500 as its callers recorded it (300 in one
-    /// profile, 200 in another), and `b` (no file) 30 itself and is
-    /// called by nobody; a third profile went to standard output.
+    /// profile, 200 in another, each what it ran there with its call to
+    /// `helper`), and `b` (no file) 30 itself and is called by nobody; a
+    /// third profile went to standard output.
     fn report_of(dir: &Path, total: u64) -> Report {
         let mut builder = SymbolTable::builder();
         let map = b"1000 10 JS:*a /app/a.js:3:1\n2000 10 b\n";
@@ -141,7 +143,9 @@ mod tests {
             let profile = format!(
                 "events: Ir\nob=(2) /bin/main\nfl=(2) main.c\nfn=(2) main\n0x1 10\n\
                  cob=(1) {object}\ncfi=(1) /app/a.js\ncfn=(1) a\ncalls=1 0x1000\n0x2 {called}\n\
-                 ob=(1)\nfl=(1)\nfn=(1)\n0x1000 20\n"
+                 ob=(1)\nfl=(1)\nfn=(1)\n0x1000 20\n\
+                 cob=(2)\ncfi=(2)\ncfn=(3) helper\ncalls=1 0x3\n0x1001 {}\n",
+                called.saturating_sub(20)
             );
             std::fs::write(&output, profile).unwrap();
             Rewritten {
