@@ -122,6 +122,7 @@ cases! {
     called_back = "called-back",
     called_back_from_continuation = "called-back-from-continuation",
     called_back_lines = "called-back-lines",
+    called_back_reentered = "called-back-reentered",
     called_back_two_levels = "called-back-two-levels",
     calls = "calls",
     continuation_levels = "continuation-levels",

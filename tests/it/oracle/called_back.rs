@@ -19,6 +19,8 @@ pub(super) struct CalledBack {
     /// Per `x`'s start: those called back from its other blocks (its
     /// continuations, folded into it).
     from_middle: BTreeMap<u64, BTreeMap<(u64, u64), Vec<u64>>>,
+    /// The ranges whose continuations call their entry.
+    reentered: BTreeSet<u64>,
     /// Per (range start, name called): the calls into its entry from
     /// code other than its own under that name, and the range whose code
     /// made each.
@@ -70,7 +72,11 @@ impl CalledBack {
             callees.insert(to.start);
         }
         let block = symbols.function(&at[0], &at[3]);
-        if block.range.is_some_and(|b| std::ptr::eq(b, to)) && block.name == callee.name {
+        let own = block.range.is_some_and(|b| std::ptr::eq(b, to));
+        if own && symbols.enters_middle(&block) {
+            self.reentered.insert(to.start);
+        }
+        if own && block.name == callee.name {
             return;
         }
         let calls = self
@@ -87,6 +93,9 @@ impl CalledBack {
     fn by_name_called(&self) -> BTreeMap<Named, BTreeMap<(u64, u64), Vec<u64>>> {
         let mut by_name = self.from_entry.clone();
         for (&x, continuations) in &self.from_middle {
+            if self.reentered.contains(&x) {
+                continue;
+            }
             let mut names = (self.into.keys()).filter(|(start, _)| *start == x);
             let (Some((_, name)), None) = (names.next(), names.next()) else {
                 continue;

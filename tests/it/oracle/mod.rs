@@ -109,7 +109,8 @@
 //!    into `x`, which give it back already. Where the record's function
 //!    is a pseudo-function of `x` at another address (a continuation of
 //!    `x`), the same holds of the calls into `x` if they all call it
-//!    under one name.
+//!    under one name and no continuation of `x` calls `x` (those calls
+//!    would be inside an activation of `x` as well: BEAM's shared stubs).
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of

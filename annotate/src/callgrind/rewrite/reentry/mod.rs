@@ -23,7 +23,8 @@
 //! called it back from a continuation of its own (`x` resumed after a
 //! call, then returning to `f`), if the calls into `x` all call it under
 //! one name: under several (levels of recursion) which of them held it
-//! is not known. Without instruction addresses, the arcs from `f` to `x`
+//! is not known; nor where a continuation of `x` calls `x` (BEAM's shared
+//! stubs), whose calls into `x` are inside an activation of `x` too. Without instruction addresses, the arcs from `f` to `x`
 //! are taken (a chain's continuation then stays, and is reported).
 //!
 //! Callgrind does not always nest a continuation under the call it
@@ -178,7 +179,14 @@ impl Rewriter<'_> {
         text: &[u8],
     ) -> Res {
         self.note_call_levels(callee, text)?;
-        match self.first_pass_jit(callee) {
+        let jit = self.first_pass_jit(callee);
+        if let (Some((named, addr, entry)), Some((b, _, block))) = (jit, self.part.jit_block_at()) {
+            if b == named.0 {
+                let from_own = (self.stats.parts, b, block, (addr, entry));
+                self.reentry.noted.from_own.insert(from_own);
+            }
+        }
+        match jit {
             Some((named, addr, entry)) if self.part.jit_block() != Some(named) => {
                 let key = (self.stats.parts, named.0, named.1);
                 let into = self.reentry.noted.into.entry(key).or_default();

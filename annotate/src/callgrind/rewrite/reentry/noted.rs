@@ -106,6 +106,9 @@ pub(in crate::callgrind) struct Noted {
     pub(super) into: HashMap<NameOf, ByCaller>,
     /// The call sites of `f`'s code that call a JIT range.
     pub(super) site_callees: HashSet<(Of, u64, SymbolId)>,
+    /// Calls into a JIT range made from its own blocks: (part, range,
+    /// where the calling block was entered, where the call entered).
+    pub(super) from_own: HashSet<(u64, SymbolId, Entered, Entered)>,
 }
 
 impl Noted {
@@ -137,6 +140,8 @@ impl Noted {
             .collect();
         self.into
             .retain(|&(p, x, _), _| p != part || calling_back.contains(&(p, x)));
+        self.from_own
+            .retain(|&(p, x, _, _)| p != part || calling_back.contains(&(p, x)));
     }
 
     /// The addresses of functions `f` called from code in no JIT range
@@ -332,6 +337,12 @@ impl Noted {
     /// taking it out of the wrong level's calls leaves those short of
     /// what that level ran (V8's `resolve'2` read 1.41 times its calls).
     fn one_name_called(&self, is_entry: impl Fn(SymbolId, Entered) -> bool) -> HashMap<Of, Sym> {
+        // Calls into `x` made from a continuation of `x` are inside one of
+        // its activations: the calls into `x` would give back twice.
+        let reentered: HashSet<Of> = (self.from_own.iter())
+            .filter(|&&(_, x, block, call)| !is_entry(x, block) && is_entry(x, call))
+            .map(|&(part, x, _, _)| (part, x))
+            .collect();
         let mut names: HashMap<Of, HashSet<Sym>> = HashMap::new();
         for (&(part, x, name), by_caller) in &self.into {
             if by_caller.keys().any(|&(entered, _)| is_entry(x, entered)) {
@@ -343,6 +354,7 @@ impl Noted {
             names.next().filter(|_| names.next().is_none())
         };
         (names.into_iter())
+            .filter(|(of, _)| !reentered.contains(of))
             .filter_map(|(of, names)| Some((of, one(names)?)))
             .collect()
     }
