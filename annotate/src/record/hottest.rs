@@ -19,8 +19,8 @@ pub fn relative<'p>(path: &'p Path, cwd: Option<&Path>) -> &'p Path {
 /// The hottest JIT functions as `inclusive%  self%  name  (file:line)`
 /// lines, by inclusive cost as callers recorded it, at most what it ran
 /// (read back from the outputs; self cost where they cannot be read),
-/// then self cost; by self
-/// cost, with a note, where an inclusive cost passes the total.
+/// then self cost; by self cost, with a note, where an inclusive cost
+/// passes the total.
 pub fn top_list(report: &Report, top: usize) -> String {
     let table = &report.symbols;
     let cwd = std::env::current_dir().ok();

@@ -26,10 +26,10 @@ pub struct Costs {
 
 impl Costs {
     /// What its callers recorded, but no more than its own plus its
-    /// calls: callers' calls that hold more held work that ran outside it
-    /// too (a continuation of V8 code returned to from a function called
-    /// at two levels: README), which callgrind_annotate shows as its
-    /// and KCachegrind does not.
+    /// calls: callers' calls that hold more also held work that ran
+    /// outside it (on Node, the rest of a caller V8 returned to through
+    /// it: README), which callgrind_annotate shows as its and KCachegrind
+    /// does not.
     pub fn inclusive(&self) -> u64 {
         let ran = self.own + self.out;
         match self.called {

@@ -22,10 +22,11 @@
 //! noop -> middle of f`, where `noop` read 14% of a run). Also where `x`
 //! called it back from a continuation of its own (`x` resumed after a
 //! call, then returning to `f`), if the calls into `x` all call it under
-//! one name: under several (levels of recursion) which of them held it
-//! is not known; nor where a continuation of `x` calls `x` (BEAM's shared
-//! stubs), whose calls into `x` are inside an activation of `x` too. Without instruction addresses, the arcs from `f` to `x`
-//! are taken (a chain's continuation then stays, and is reported).
+//! one name (under several, levels of recursion, which of them held it
+//! is not known) and no continuation of `x` calls `x` (BEAM's shared
+//! stubs: such calls are inside an activation of `x` too). Without
+//! instruction addresses, the arcs from `f` to `x` are taken (a chain's
+//! continuation then stays, and is reported).
 //!
 //! Callgrind does not always nest a continuation under the call it
 //! returns from. V8's builtins, returned into by `f`'s code and charged by

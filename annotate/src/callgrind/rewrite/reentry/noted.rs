@@ -336,9 +336,10 @@ impl Noted {
     /// ran in one of those activations, and which one is not known:
     /// taking it out of the wrong level's calls leaves those short of
     /// what that level ran (V8's `resolve'2` read 1.41 times its calls).
+    /// None for a range a continuation of which calls its entry (BEAM's
+    /// shared stubs): those calls are inside its activations too, and
+    /// the calls into it would give back more than they held.
     fn one_name_called(&self, is_entry: impl Fn(SymbolId, Entered) -> bool) -> HashMap<Of, Sym> {
-        // Calls into `x` made from a continuation of `x` are inside one of
-        // its activations: the calls into `x` would give back twice.
         let reentered: HashSet<Of> = (self.from_own.iter())
             .filter(|&&(_, x, block, call)| !is_entry(x, block) && is_entry(x, call))
             .map(|&(part, x, _, _)| (part, x))
