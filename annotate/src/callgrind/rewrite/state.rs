@@ -90,9 +90,6 @@ impl Part {
 
     /// The range and name of the current block where it is JIT code.
     pub fn jit_block(&self) -> Option<(SymbolId, Sym)> {
-        match (self.block, self.block_fn.map(|f| f.kind)) {
-            (Block::Jit(symbol), Some(FnKind::Jit { name, .. })) => Some((symbol, name)),
-            _ => None,
-        }
+        self.jit_block_at().map(|(symbol, name, _)| (symbol, name))
     }
 }

@@ -180,22 +180,21 @@ impl Rewriter<'_> {
         text: &[u8],
     ) -> Res {
         self.note_call_levels(callee, text)?;
-        let jit = self.first_pass_jit(callee);
-        if let (Some((named, addr, entry)), Some((b, _, block))) = (jit, self.part.jit_block_at()) {
-            if b == named.0 {
-                let from_own = (self.stats.parts, b, block, (addr, entry));
-                self.reentry.noted.from_own.insert(from_own);
-            }
+        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
+            return Ok(());
+        };
+        let block = self.part.jit_block_at();
+        if let Some((b, _, entered)) = block.filter(|&(b, ..)| b == named.0) {
+            let from_own = (self.stats.parts, b, entered, (addr, entry));
+            self.reentry.noted.from_own.insert(from_own);
         }
-        match jit {
-            Some((named, addr, entry)) if self.part.jit_block() != Some(named) => {
-                let key = (self.stats.parts, named.0, named.1);
-                let into = self.reentry.noted.into.entry(key).or_default();
-                let calls = into.entry(((addr, entry), caller)).or_default();
-                Ok(add_costs(calls, self.cols.skip(text)?)?)
-            }
-            _ => Ok(()),
+        if block.is_some_and(|(b, name, _)| (b, name) == named) {
+            return Ok(()); // under the block's own name: not a call in
         }
+        let key = (self.stats.parts, named.0, named.1);
+        let into = self.reentry.noted.into.entry(key).or_default();
+        let calls = into.entry(((addr, entry), caller)).or_default();
+        Ok(add_costs(calls, self.cols.skip(text)?)?)
     }
 
     /// The position line of a call to `callee` from `caller`'s code,

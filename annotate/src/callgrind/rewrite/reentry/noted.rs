@@ -314,10 +314,9 @@ impl Noted {
         let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
             let mut into = Vec::new();
-            for (((at, start), caller), calls) in self.into.get(&key).into_iter().flatten() {
-                let entry = *start || entries.contains(&(x, *at));
+            for ((entered, caller), calls) in self.into.get(&key).into_iter().flatten() {
                 let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
-                if entry && caller.is_none_or(left) {
+                if is_entry(x, *entered) && caller.is_none_or(left) {
                     add(&mut into, calls);
                 }
             }
