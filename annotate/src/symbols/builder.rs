@@ -95,7 +95,6 @@ impl SymbolTableBuilder {
             }
             let live = self.end_epoch(source, kept..kept + len);
             self.table.decoded.grow(kept + live);
-            modules::separate(&mut self.table, kept..kept + live);
             kept += live;
         }
         self.table.entries.truncate(kept);
@@ -191,6 +190,7 @@ impl SymbolTableBuilder {
             self.leave_out(program);
         }
         twins::drop_map_twins(&mut self.table);
+        self.table.modules = modules::Modules::of_sources(&self.table);
         self.table.index();
         self.table
     }

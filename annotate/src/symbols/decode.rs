@@ -25,8 +25,11 @@ pub fn symbol(table: &SymbolTable, id: SymbolId) -> Decoding {
             Some(format!("'{}' {why}", source.path.display())),
         ),
     };
-    if symbol.file.is_none() && entry.module != 0 {
-        symbol.file = Some(table.intern_file(&format!("<jit module {}>", entry.module)));
+    if symbol.file.is_none() {
+        let module = table.modules.of(table, id);
+        if module != 0 {
+            symbol.file = Some(table.intern_file(&format!("<jit module {module}>")));
+        }
     }
     Decoding { symbol, failure }
 }

@@ -47,14 +47,6 @@ impl Decoded {
     pub fn get(&self, id: SymbolId) -> Option<&Symbol> {
         self.slot(id)?.get().map(|d| &d.symbol)
     }
-
-    /// Forgets symbol `id` (decoded again when next asked).
-    pub fn forget(&mut self, id: SymbolId) {
-        let (page, slot) = (id.index() / PAGE, id.index() % PAGE);
-        if let Some(page) = self.pages.get_mut(page).and_then(OnceCell::get_mut) {
-            page[slot] = OnceCell::new();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -94,8 +86,5 @@ mod tests {
             assert_eq!(decoded.get(id).map(|s| s.start), Some(u64::from(id.0)));
         }
         assert!(decoded.get(SymbolId(2)).is_none());
-        decoded.forget(ids[2]);
-        assert!(decoded.get(ids[2]).is_none());
-        assert!(decoded.get(ids[3]).is_some());
     }
 }

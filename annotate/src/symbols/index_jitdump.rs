@@ -153,7 +153,6 @@ impl<'t> Index<'t> {
                     record: offset,
                     debug: debug.map_or(NO_DEBUG, |d| d.0),
                     source: self.source,
-                    module: 0,
                 });
             }
             Taken::Move(code_index, new_code_addr) => {

@@ -218,7 +218,6 @@ fn entry(source: usize, line: &[u8], at: u64) -> Option<Option<Entry>> {
             record: at,
             debug: NO_DEBUG,
             source: source as u32,
-            module: 0,
         }),
         _ => None,
     })

@@ -96,7 +96,6 @@ mod tests {
             record: 0,
             debug: NO_DEBUG,
             source: 0,
-            module: 0,
         };
         ranges.iter().map(entry).collect()
     }

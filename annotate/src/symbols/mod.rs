@@ -99,9 +99,6 @@ struct Entry {
     /// Offset of the DEBUG_INFO record matched to the load, or [`NO_DEBUG`].
     debug: u64,
     source: u32,
-    /// The code object (`<jit module N>`) of a name two modules share; 0
-    /// for none.
-    module: u32,
 }
 
 impl Entry {
@@ -140,6 +137,8 @@ pub struct SymbolTable {
     entries: Vec<Entry>,
     /// Each entry's symbol, once decoded.
     decoded: decoded::Decoded,
+    /// The code objects of modules' functions, once needed.
+    modules: modules::Modules,
     /// Source file names, numbered in the order first met.
     files: RefCell<IndexSet<Arc<str>>>,
     index: Index,

@@ -93,7 +93,6 @@ mod tests {
             record: start,
             debug: 0,
             source: 0,
-            module: 0,
         }
     }
 
