@@ -214,6 +214,19 @@ mod tests {
     }
 
     #[test]
+    fn each_of_three_blocks_is_a_module_of_its_own() {
+        let map: String = (1..=3u64)
+            .map(|b| format!("{:x} 10 fib\n{:x} 20 tramp\n", b << 12, (b << 12) + 0x10))
+            .collect();
+        let addrs = [0x1000, 0x2010, 0x3000];
+        let modules = ["<jit module 1>", "<jit module 2>", "<jit module 3>"];
+        assert_eq!(
+            map_files(map.as_bytes(), &addrs),
+            modules.map(|m| Some(m.to_string()))
+        );
+    }
+
+    #[test]
     fn a_function_loaded_again_on_its_own_stays_one() {
         let mut table = SymbolTable::builder();
         // A tier-up: the same method twice, each load on its own.
