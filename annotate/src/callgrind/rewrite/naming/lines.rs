@@ -1,8 +1,7 @@
 //! The source file and line of an address in JIT code, with the last
-//! answer remembered: cost lines of one function hit it again and again;
-//! and a call target's in a JIT callee.
+//! answer remembered: cost lines of one function hit it again and again.
 
-use super::{FnKind, Naming};
+use super::Naming;
 use crate::callgrind::format::position::{Column, Columns, Pos};
 use crate::callgrind::rewrite::ids::Sym;
 use crate::symbols::{FileId, SymbolId};
@@ -63,34 +62,6 @@ impl Naming<'_> {
                 (owner, Some(file), out)
             }
         }
-    }
-
-    /// A call target in JIT pseudo-function `callee` with its source line:
-    /// the line its kind holds where the target is the address it was
-    /// named after (an unknown address is that one), else the line table's
-    /// (`locate`).
-    pub(in crate::callgrind::rewrite) fn jit_target(
-        &mut self,
-        cols: &Columns,
-        mut target: Pos,
-        callee: FnKind,
-    ) -> Pos {
-        let FnKind::Jit {
-            symbol, addr, line, ..
-        } = callee
-        else {
-            unreachable!("a JIT callee")
-        };
-        if let Some(i) = cols.index(Column::Instr) {
-            if target[i] == 0 {
-                target[i] = addr;
-            }
-            if let (true, Some(li)) = (target[i] == addr, cols.index(Column::Line)) {
-                target[li] = u64::from(line);
-                return target;
-            }
-        }
-        self.locate(cols, symbol, target).2
     }
 
     /// The function and line at `addr`, remembering the addresses that

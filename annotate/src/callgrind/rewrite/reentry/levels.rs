@@ -1,15 +1,15 @@
 //! The level a continuation is written at (see the parent module): the
 //! first pass notes, per name of a JIT range (`fib`, `fib'2`), whether its
 //! entry was called at that name, what those calls held, and what the
-//! calls into its continuations of that name held; the plan lowers the
-//! continuations whose level cannot be theirs.
+//! calls into its continuations of that name held (at each call:
+//! `calls.rs`); the plan lowers the continuations whose level cannot be
+//! theirs.
 
 use std::collections::{HashMap, HashSet};
 
 use super::super::ids::{Interner, Sym};
 use super::super::naming::FnKind;
-use super::super::{FnRef, Res, Rewriter};
-use crate::callgrind::format::position::first_cost;
+use super::super::{FnRef, Rewriter};
 use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
@@ -43,16 +43,6 @@ impl Levels {
             }
             false => {}
         }
-    }
-
-    /// A call into `named` at `addr`, its entry or its middle, with its
-    /// first cost.
-    fn called(&mut self, named: Named, addr: u64, entry: bool, cost: u64) {
-        let sum = match entry {
-            true => self.called.entry(named).or_default(),
-            false => self.resumed_cost.entry((named, addr)).or_default(),
-        };
-        *sum += cost;
     }
 
     /// Names whose entry's callers called them with at least what the
@@ -112,25 +102,6 @@ impl Rewriter<'_> {
         lowered.unwrap_or(&jit.name).clone()
     }
 
-    /// In the first pass, a call from the current block to `callee` whose
-    /// position line is `text`: noted where it goes to a JIT range's name
-    /// other than the block's own.
-    pub(in crate::callgrind::rewrite) fn note_call_levels(
-        &mut self,
-        callee: Option<FnRef>,
-        text: &[u8],
-    ) -> Res {
-        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
-            return Ok(());
-        };
-        if self.part.jit_block() != Some(named) {
-            let cost = first_cost(self.cols.skip(text)?)?;
-            let levels = &mut self.reentry.noted.levels;
-            levels.called(named, addr, entry, cost);
-        }
-        Ok(())
-    }
-
     /// True where `owner`'s code calls its own function's middle written
     /// under another name (another recursion level): a call between two
     /// levels, kept as one, so that each keeps what its callers recorded
@@ -146,23 +117,5 @@ impl Rewriter<'_> {
             return false;
         };
         owner == symbol && self.written_name(owner) != name
-    }
-
-    /// In the first pass, a JIT callee's range and name, the address
-    /// called, and whether it is an entry.
-    pub(super) fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
-        match (&self.reentry.plan, callee.map(|f| f.kind)) {
-            (
-                None,
-                Some(FnKind::Jit {
-                    symbol,
-                    name,
-                    entry,
-                    addr,
-                    ..
-                }),
-            ) => Some(((symbol, name), addr, entry)),
-            _ => None,
-        }
     }
 }

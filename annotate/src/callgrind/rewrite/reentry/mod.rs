@@ -67,17 +67,16 @@
 use super::ids::{Interner, Sym};
 use super::naming::FnKind;
 use super::{FnRef, Res, Rewriter};
-use crate::callgrind::format::position::{add_costs, all_costs, push_costs};
+use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
+mod calls;
 mod levels;
 mod noted;
 mod plan;
-use noted::first;
 pub(in crate::callgrind) use noted::Noted;
 pub(in crate::callgrind) use plan::Plan;
-use plan::Share;
 
 /// An address a JIT range was entered at, and whether it is an entry
 /// as far as known (its start, or an entry point the plan found).
@@ -168,115 +167,6 @@ impl Rewriter<'_> {
         Ok(())
     }
 
-    /// In the first pass, a call from the current block (from `caller`'s
-    /// code, where JIT code holds it) to `callee` whose position line is
-    /// `text`: noted for the levels, and where it calls a JIT range's
-    /// entry under another name than the block's, as what that name's
-    /// callers called it with.
-    pub(super) fn note_call(
-        &mut self,
-        callee: Option<FnRef>,
-        caller: Option<SymbolId>,
-        text: &[u8],
-    ) -> Res {
-        self.note_call_levels(callee, text)?;
-        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
-            return Ok(());
-        };
-        let block = self.part.jit_block_at();
-        if let Some((b, _, entered)) = block.filter(|&(b, ..)| b == named.0) {
-            let from_own = (self.stats.parts, b, entered, (addr, entry));
-            self.reentry.noted.from_own.insert(from_own);
-        }
-        if block.is_some_and(|(b, name, _)| (b, name) == named) {
-            return Ok(()); // under the block's own name: not a call in
-        }
-        let key = (self.stats.parts, named.0, named.1);
-        let into = self.reentry.noted.into.entry(key).or_default();
-        let calls = into.entry(((addr, entry), caller)).or_default();
-        Ok(add_costs(calls, self.cols.skip(text)?)?)
-    }
-
-    /// The position line of a call to `callee` from `caller`'s code,
-    /// copied as `copy_position` copies it (an address-named block's
-    /// tracked), its costs less the callee's called-back share.
-    pub(super) fn copy_call_position(
-        &mut self,
-        callee: Option<FnRef>,
-        caller: Option<SymbolId>,
-        (raw, text, terminated): (&[u8], &[u8], bool),
-    ) -> Res {
-        let less = self.called_back_line(callee, caller, text)?;
-        let (raw, text) = less.as_deref().map_or((raw, text), |l| (l, l));
-        match self.in_native_code() {
-            true => self.copy_position(raw, text, terminated),
-            false => self.copy_tracked(raw, text, terminated),
-        }
-    }
-
-    /// [`called_back_costs`](Self::called_back_costs) for the position
-    /// line `text`: its positions as they are, its costs less the share.
-    pub(super) fn called_back_line(
-        &mut self,
-        callee: Option<FnRef>,
-        caller: Option<SymbolId>,
-        text: &[u8],
-    ) -> Res<Option<Vec<u8>>> {
-        let plan = self.reentry.plan.as_ref();
-        if callee.is_none() || plan.is_none_or(|plan| plan.called_back.is_empty()) {
-            return Ok(None); // the line is not split: the common case
-        }
-        let Some(costs) = self.called_back_costs(callee, caller, self.cols.skip(text)?)? else {
-            return Ok(None);
-        };
-        let mut line = self.cols.positions_only(text)?.to_vec();
-        line.push(b' ');
-        line.extend_from_slice(&costs);
-        Ok(Some(line))
-    }
-
-    /// A call into a JIT function's entry (`callee`) from `caller`'s code
-    /// (where JIT code holds it) with `costs`, in the second pass: the
-    /// costs less its share of the continuations the callee called back
-    /// (`None`: unchanged; see `Plan::called_back`).
-    pub(super) fn called_back_costs(
-        &mut self,
-        callee: Option<FnRef>,
-        caller: Option<SymbolId>,
-        costs: &[u8],
-    ) -> Res<Option<Vec<u8>>> {
-        let Some(plan) = self.reentry.plan.as_mut() else {
-            return Ok(None);
-        };
-        let Some(FnKind::Jit {
-            symbol,
-            name,
-            entry: true,
-            ..
-        }) = callee.map(|f| f.kind)
-        else {
-            return Ok(None);
-        };
-        if plan.called_back.is_empty() || self.part.jit_block() == Some((symbol, name)) {
-            return Ok(None);
-        }
-        let named = plan.called_back.get_mut(&(self.stats.parts, symbol));
-        let Some(back) = named.and_then(|by_name| by_name.get_mut(self.naming.names.name(name)))
-        else {
-            return Ok(None);
-        };
-        let part = self.stats.parts;
-        let giving =
-            |c: SymbolId| back.resumed.contains(&c) || plan.shares.contains_key(&(part, c));
-        if caller.is_some_and(giving) {
-            return Ok(None);
-        }
-        let (out, taken, held) = taken_out(&mut back.share, costs)?;
-        self.stats.reentry.called_back += taken;
-        self.stats.reentry.called_back_held += held;
-        Ok(Some(out))
-    }
-
     /// A folded call into `resumed`'s middle at `addr`, made from
     /// `owner`'s code at `site` with `costs`: an arc of `owner` where the
     /// plan finds the address to be an entry point (noted in the first
@@ -342,25 +232,11 @@ impl Rewriter<'_> {
         let Some((_, share)) = found.map(|i| &mut shares[i]) else {
             return Ok(None);
         };
-        let (out, taken, held) = taken_out(share, costs)?;
+        let (out, taken, held) = share.take_out(costs)?;
         self.stats.reentry.taken += taken;
         self.stats.reentry.held += held;
         Ok(Some(out))
     }
-}
-
-/// `costs` less `share`'s part of them, and the first event taken out
-/// and held.
-fn taken_out(share: &mut Share, costs: &[u8]) -> Res<(Vec<u8>, u64, u64)> {
-    let mut arc = all_costs(costs)?;
-    let take = share.next(&arc);
-    let held = first(&arc);
-    for (a, t) in arc.iter_mut().zip(&take) {
-        *a -= t;
-    }
-    let mut out = Vec::with_capacity(costs.len());
-    push_costs(&mut out, &arc);
-    Ok((out, first(&take), held))
 }
 
 /// A part and the function resumed (or calling).

@@ -5,7 +5,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::noted::first;
 use super::{Arcs, Callee, Of};
+use crate::callgrind::format::position::{all_costs, push_costs};
+use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
 
 impl Plan {
@@ -55,6 +58,20 @@ impl Share {
             arcs: arcs.to_vec(),
             seen: vec![0; arcs.len()],
         }
+    }
+
+    /// `costs` (a position line's) less this share's part of them, and
+    /// the first event taken out and held.
+    pub(super) fn take_out(&mut self, costs: &[u8]) -> Res<(Vec<u8>, u64, u64)> {
+        let mut arc = all_costs(costs)?;
+        let take = self.next(&arc);
+        let held = first(&arc);
+        for (a, t) in arc.iter_mut().zip(&take) {
+            *a -= t;
+        }
+        let mut out = Vec::with_capacity(costs.len());
+        push_costs(&mut out, &arc);
+        Ok((out, first(&take), held))
     }
 
     /// What comes out of the next arc, whose costs are `arc`: its part of

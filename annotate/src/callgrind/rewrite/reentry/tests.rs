@@ -1,5 +1,6 @@
 use std::collections::{BTreeMap, HashMap};
 
+use super::plan::Share;
 use super::*;
 
 #[test]

@@ -1,0 +1,162 @@
+//! A call as the re-entry plan sees it (see the parent module). In the
+//! first pass, a call into a JIT range is noted: what the calls into each
+//! of its names held, for the levels (`levels`) and for the continuations
+//! the range calls back (`Noted::into`). In the second, the position line
+//! of a call into a function that called continuations back is written
+//! less its share of them (`Plan::called_back`).
+
+use super::levels::Named;
+use crate::callgrind::format::position::{add_costs, first_cost};
+use crate::callgrind::rewrite::naming::FnKind;
+use crate::callgrind::rewrite::{FnRef, Res, Rewriter};
+use crate::symbols::SymbolId;
+
+impl Rewriter<'_> {
+    /// In the first pass, a call from the current block (from `caller`'s
+    /// code, where JIT code holds it) to `callee` whose position line is
+    /// `text`: noted for the levels, and where it calls a JIT range's
+    /// entry under another name than the block's, as what that name's
+    /// callers called it with.
+    pub(in crate::callgrind::rewrite) fn note_call(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        text: &[u8],
+    ) -> Res {
+        self.note_call_levels(callee, text)?;
+        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
+            return Ok(());
+        };
+        let block = self.part.jit_block_at();
+        if let Some((b, _, entered)) = block.filter(|&(b, ..)| b == named.0) {
+            let from_own = (self.stats.parts, b, entered, (addr, entry));
+            self.reentry.noted.from_own.insert(from_own);
+        }
+        if block.is_some_and(|(b, name, _)| (b, name) == named) {
+            return Ok(()); // under the block's own name: not a call in
+        }
+        let key = (self.stats.parts, named.0, named.1);
+        let into = self.reentry.noted.into.entry(key).or_default();
+        let calls = into.entry(((addr, entry), caller)).or_default();
+        Ok(add_costs(calls, self.cols.skip(text)?)?)
+    }
+
+    /// In the first pass, a call from the current block to `callee` whose
+    /// position line is `text`: its first cost noted for the levels (see
+    /// `levels`) where it goes to a JIT range's name other than the
+    /// block's own, by the name called, and by the address where that is
+    /// a continuation.
+    fn note_call_levels(&mut self, callee: Option<FnRef>, text: &[u8]) -> Res {
+        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
+            return Ok(());
+        };
+        if self.part.jit_block() != Some(named) {
+            let cost = first_cost(self.cols.skip(text)?)?;
+            let levels = &mut self.reentry.noted.levels;
+            let sum = match entry {
+                true => levels.called.entry(named).or_default(),
+                false => levels.resumed_cost.entry((named, addr)).or_default(),
+            };
+            *sum += cost;
+        }
+        Ok(())
+    }
+
+    /// In the first pass, a JIT callee's range and name, the address
+    /// called, and whether it is an entry.
+    fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {
+        match (&self.reentry.plan, callee.map(|f| f.kind)) {
+            (
+                None,
+                Some(FnKind::Jit {
+                    symbol,
+                    name,
+                    entry,
+                    addr,
+                    ..
+                }),
+            ) => Some(((symbol, name), addr, entry)),
+            _ => None,
+        }
+    }
+
+    /// The position line of a call to `callee` from `caller`'s code,
+    /// copied as `copy_position` copies it (an address-named block's
+    /// tracked), its costs less the callee's called-back share.
+    pub(in crate::callgrind::rewrite) fn copy_call_position(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        (raw, text, terminated): (&[u8], &[u8], bool),
+    ) -> Res {
+        let less = self.called_back_line(callee, caller, text)?;
+        let (raw, text) = less.as_deref().map_or((raw, text), |l| (l, l));
+        match self.in_native_code() {
+            true => self.copy_position(raw, text, terminated),
+            false => self.copy_tracked(raw, text, terminated),
+        }
+    }
+
+    /// [`called_back_costs`](Self::called_back_costs) for the position
+    /// line `text`: its positions as they are, its costs less the share.
+    pub(in crate::callgrind::rewrite) fn called_back_line(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        text: &[u8],
+    ) -> Res<Option<Vec<u8>>> {
+        let plan = self.reentry.plan.as_ref();
+        if callee.is_none() || plan.is_none_or(|plan| plan.called_back.is_empty()) {
+            return Ok(None); // the line is not split: the common case
+        }
+        let Some(costs) = self.called_back_costs(callee, caller, self.cols.skip(text)?)? else {
+            return Ok(None);
+        };
+        let mut line = self.cols.positions_only(text)?.to_vec();
+        line.push(b' ');
+        line.extend_from_slice(&costs);
+        Ok(Some(line))
+    }
+
+    /// A call into a JIT function's entry (`callee`) from `caller`'s code
+    /// (where JIT code holds it) with `costs`, in the second pass: the
+    /// costs less its share of the continuations the callee called back
+    /// (`None`: unchanged; see `Plan::called_back`).
+    pub(in crate::callgrind::rewrite) fn called_back_costs(
+        &mut self,
+        callee: Option<FnRef>,
+        caller: Option<SymbolId>,
+        costs: &[u8],
+    ) -> Res<Option<Vec<u8>>> {
+        let Some(plan) = self.reentry.plan.as_mut() else {
+            return Ok(None);
+        };
+        let Some(FnKind::Jit {
+            symbol,
+            name,
+            entry: true,
+            ..
+        }) = callee.map(|f| f.kind)
+        else {
+            return Ok(None);
+        };
+        if plan.called_back.is_empty() || self.part.jit_block() == Some((symbol, name)) {
+            return Ok(None);
+        }
+        let named = plan.called_back.get_mut(&(self.stats.parts, symbol));
+        let Some(back) = named.and_then(|by_name| by_name.get_mut(self.naming.names.name(name)))
+        else {
+            return Ok(None);
+        };
+        let part = self.stats.parts;
+        let giving =
+            |c: SymbolId| back.resumed.contains(&c) || plan.shares.contains_key(&(part, c));
+        if caller.is_some_and(giving) {
+            return Ok(None);
+        }
+        let (out, taken, held) = back.share.take_out(costs)?;
+        self.stats.reentry.called_back += taken;
+        self.stats.reentry.called_back_held += held;
+        Ok(Some(out))
+    }
+}
