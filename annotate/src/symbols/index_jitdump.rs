@@ -249,13 +249,7 @@ mod tests {
 
     #[test]
     fn pending_debug_info_matches_as_the_plain_map_does() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::symbols::tests::below(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..200 {
             let (mut fast, mut plain) = (Pending::default(), Reference::default());
             for offset in 0..40 {

@@ -125,13 +125,7 @@ mod tests {
 
     #[test]
     fn the_merge_agrees_with_a_sort_on_random_spaces() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::symbols::tests::below(0x2545_f491_4f6c_dd1du64);
         for round in 0..300 {
             // Up to four spaces filled upwards by runs of loads; every
             // tenth round a range put back over an earlier one.

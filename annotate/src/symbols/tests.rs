@@ -1,6 +1,17 @@
 //! The table's lookups held to plain walks.
 use super::*;
 
+/// Numbers below `n` at each call, from `seed` (xorshift): the random
+/// layouts the symbols' tests try.
+pub(super) fn below(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 #[test]
 fn a_row_hint_never_changes_the_answer() {
     let row = |offset, line| Row {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::levels::Levels;
-use super::plan::{CalledBack, Plan, Share};
+use super::plan::{first, CalledBack, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::{Interner, Sym};
@@ -382,10 +382,6 @@ fn add(sum: &mut Vec<u64>, values: &[u64]) {
     for (s, v) in sum.iter_mut().zip(values) {
         *s = s.saturating_add(*v);
     }
-}
-
-pub(super) fn first(costs: &[u64]) -> u64 {
-    costs.first().copied().unwrap_or(0)
 }
 
 /// What of `continuation` arcs costing `arcs` cannot hold, per event.

@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::noted::first;
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
 use crate::callgrind::rewrite::Res;
@@ -127,4 +126,9 @@ pub(in crate::callgrind) struct Plan {
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.
     pub(super) resumed: u64,
+}
+
+/// The first event's cost (0 for none).
+pub(super) fn first(costs: &[u64]) -> u64 {
+    costs.first().copied().unwrap_or(0)
 }
