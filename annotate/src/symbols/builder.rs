@@ -190,6 +190,8 @@ impl SymbolTableBuilder {
             self.leave_out(program);
         }
         twins::drop_map_twins(&mut self.table);
+        // Before any symbol is decoded: one decoded earlier would keep
+        // the file it had without its module.
         self.table.modules = modules::Modules::of_sources(&self.table);
         self.table.index();
         self.table
