@@ -34,8 +34,8 @@ use super::{Entry, SymbolId, SymbolTable};
 /// The code objects of each symbol file's functions. They are worked out
 /// the first time a function that could be in one is decoded: one
 /// without a source file in a block. A file none of whose touched
-/// functions is such (V8's interleaved code spaces, every name with a
-/// file) is not read for them at all.
+/// functions is such (each has a source file, or lies alone) is not read
+/// for them at all.
 #[derive(Debug, Default)]
 pub struct Modules {
     /// Per source number: its entries (in file order), and, once worked
