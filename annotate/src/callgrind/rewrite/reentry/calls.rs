@@ -14,16 +14,17 @@ use crate::symbols::SymbolId;
 impl Rewriter<'_> {
     /// In the first pass, a call from the current block (from `caller`'s
     /// code, where JIT code holds it) to `callee` whose position line is
-    /// `text`: noted for the levels, and where it calls a JIT range's
-    /// entry under another name than the block's, as what that name's
-    /// callers called it with.
+    /// `text`, where it calls a JIT range under another name than the
+    /// block's: its first cost noted for the levels (see `levels`), by
+    /// the name called and, at a continuation, by the address; and its
+    /// costs, by the address called, as what that name's callers called
+    /// it with (`Noted::into`).
     pub(in crate::callgrind::rewrite) fn note_call(
         &mut self,
         callee: Option<FnRef>,
         caller: Option<SymbolId>,
         text: &[u8],
     ) -> Res {
-        self.note_call_levels(callee, text)?;
         let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
             return Ok(());
         };
@@ -35,31 +36,17 @@ impl Rewriter<'_> {
         if block.is_some_and(|(b, name, _)| (b, name) == named) {
             return Ok(()); // under the block's own name: not a call in
         }
+        let costs = self.cols.skip(text)?;
+        let levels = &mut self.reentry.noted.levels;
+        let level_sum = match entry {
+            true => levels.called.entry(named).or_default(),
+            false => levels.resumed_cost.entry((named, addr)).or_default(),
+        };
+        *level_sum += first_cost(costs)?;
         let key = (self.stats.parts, named.0, named.1);
         let into = self.reentry.noted.into.entry(key).or_default();
         let calls = into.entry(((addr, entry), caller)).or_default();
-        Ok(add_costs(calls, self.cols.skip(text)?)?)
-    }
-
-    /// In the first pass, a call from the current block to `callee` whose
-    /// position line is `text`: its first cost noted for the levels (see
-    /// `levels`) where it goes to a JIT range's name other than the
-    /// block's own, by the name called, and by the address where that is
-    /// a continuation.
-    fn note_call_levels(&mut self, callee: Option<FnRef>, text: &[u8]) -> Res {
-        let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
-            return Ok(());
-        };
-        if self.part.jit_block() != Some(named) {
-            let cost = first_cost(self.cols.skip(text)?)?;
-            let levels = &mut self.reentry.noted.levels;
-            let sum = match entry {
-                true => levels.called.entry(named).or_default(),
-                false => levels.resumed_cost.entry((named, addr)).or_default(),
-            };
-            *sum += cost;
-        }
-        Ok(())
+        Ok(add_costs(calls, costs)?)
     }
 
     /// In the first pass, a JIT callee's range and name, the address
