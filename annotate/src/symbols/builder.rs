@@ -8,8 +8,8 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use super::{
-    decoded, guest, index_jitdump, index_perfmap, mapped, modules, twins, BiasMode, SourceKind,
-    SymbolTable,
+    decoded, guest, index_jitdump, index_perfmap, mapped, modules, order::Order, twins, BiasMode,
+    SourceKind, SymbolTable,
 };
 
 /// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
@@ -22,9 +22,24 @@ pub struct SymbolTableBuilder {
     epoch_end: Vec<(String, u64)>,
     /// The run's program, whose own code no range names.
     program: Option<mapped::MappedCode>,
-    /// Each symbol file's entries as indexed, in the order added: the
-    /// epoch and the modules are settled at [`build`](Self::build).
-    indexed: Vec<(usize, Range<usize>)>,
+    /// Each symbol file's entries as indexed, in the order added, and
+    /// whether they are in address order (`None`: not known, the file
+    /// could not be read to its end): the epoch and the modules are
+    /// settled at [`build`](Self::build).
+    indexed: Vec<(usize, Range<usize>, Option<Order>)>,
+}
+
+/// Whether the table's entries are in address order, where that is known
+/// from the `order` noted while they were indexed: each step of
+/// [`SymbolTableBuilder::build`] drops entries and keeps the others'
+/// order, so what was in order still is, and what was not still is not
+/// unless some were `dropped`.
+fn in_order(order: Option<Order>, dropped: bool) -> Option<bool> {
+    match order.map(|o| o.in_order()) {
+        Some(true) => Some(true),
+        Some(false) if !dropped => Some(false),
+        _ => None,
+    }
 }
 
 /// A symbol file that could not be read.
@@ -88,7 +103,7 @@ impl SymbolTableBuilder {
     /// the epoch's code only, two modules' functions of one name apart.
     fn settle(&mut self) {
         let mut kept = 0;
-        for (source, range) in std::mem::take(&mut self.indexed) {
+        for (source, range, _) in std::mem::take(&mut self.indexed) {
             let len = range.len();
             if range.start != kept {
                 self.table.entries.copy_within(range, kept);
@@ -122,8 +137,10 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::Jitdump, file);
         let first = self.table.entries.len();
         let indexed = index_jitdump::add(&mut self.table, source, bias);
-        self.indexed.push((source, first..self.table.entries.len()));
-        indexed
+        let order = indexed.as_ref().ok().copied();
+        self.indexed
+            .push((source, first..self.table.entries.len(), order));
+        indexed.map(|_| ())
     }
 
     /// Indexes an open perf map.
@@ -131,8 +148,10 @@ impl SymbolTableBuilder {
         let source = self.table.add_source(path, SourceKind::PerfMap, file);
         let first = self.table.entries.len();
         let indexed = index_perfmap::add(&mut self.table, source);
-        self.indexed.push((source, first..self.table.entries.len()));
-        indexed
+        let order = indexed.as_ref().ok().copied();
+        self.indexed
+            .push((source, first..self.table.entries.len(), order));
+        indexed.map(|_| ())
     }
 
     /// Indexes a jitdump held in memory (tests, tools).
@@ -185,6 +204,9 @@ impl SymbolTableBuilder {
 
     /// The table, with its lookup index built.
     pub fn build(mut self) -> SymbolTable {
+        let indexed: usize = self.indexed.iter().map(|(_, r, _)| r.len()).sum();
+        let order =
+            (self.indexed.iter()).try_fold(Order::default(), |a, &(.., b)| Some(a.then(b?)));
         self.settle();
         if let Some(program) = self.program.take() {
             self.leave_out(program);
@@ -193,7 +215,8 @@ impl SymbolTableBuilder {
         // Before any symbol is decoded: one decoded earlier would keep
         // the file it had without its module.
         self.table.modules = modules::Modules::of_sources(&self.table);
-        self.table.index();
+        let dropped = self.table.entries.len() < indexed;
+        self.table.index(in_order(order, dropped));
         self.table
     }
 

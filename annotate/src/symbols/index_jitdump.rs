@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::bias::Evidence;
+use super::order::Order;
 use super::{BiasMode, Entry, ReadError, SymbolTable, NO_DEBUG};
 use jitdump::scan::{self, EntrySpan, Item};
 
@@ -124,6 +125,7 @@ struct Index<'t> {
     pending: Pending,
     loads: Loads,
     evidence: Evidence,
+    order: Order,
 }
 
 impl<'t> Index<'t> {
@@ -134,6 +136,7 @@ impl<'t> Index<'t> {
             pending: Pending::default(),
             loads: Loads::default(),
             evidence: Evidence::new(),
+            order: Order::default(),
         }
     }
 
@@ -147,7 +150,7 @@ impl<'t> Index<'t> {
                 self.evidence
                     .add(code_addr, code_size, debug.and_then(|d| d.1));
                 self.loads.push(code_index, self.table.entries.len());
-                self.table.push(Entry {
+                self.push(Entry {
                     start: code_addr,
                     size: code_size,
                     record: offset,
@@ -161,14 +164,21 @@ impl<'t> Index<'t> {
                         start: new_code_addr,
                         ..self.table.entries[i]
                     };
-                    self.table.push(moved);
+                    self.push(moved);
                 }
             }
         }
     }
+
+    fn push(&mut self, entry: Entry) {
+        self.order.note(&entry);
+        self.table.push(entry);
+    }
 }
 
-pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(), ReadError> {
+/// Indexes jitdump `source`; says whether its entries are in address
+/// order.
+pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<Order, ReadError> {
     let file = table.sources[source].file.try_clone()?;
     // About one load per 512 bytes: grown once or twice, never copied often.
     let guess = file.metadata()?.len() / 512;
@@ -200,7 +210,10 @@ pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(),
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;
     let Index {
-        pending, evidence, ..
+        pending,
+        evidence,
+        order,
+        ..
     } = index;
     let decision = super::bias::decide(&scanned.header, &evidence, bias);
     let path = table.sources[source].path.clone();
@@ -217,7 +230,7 @@ pub fn add(table: &mut SymbolTable, source: usize, bias: BiasMode) -> Result<(),
         let problem = (path.clone(), kind.to_string(), n);
         table.report.problems.push(problem);
     }
-    Ok(())
+    Ok(order)
 }
 
 #[cfg(test)]

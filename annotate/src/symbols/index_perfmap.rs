@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use memchr::{memchr, memchr_iter};
 
+use super::order::Order;
 use super::room::{self, Filled, Room};
 use super::{Entry, SymbolTable, NO_DEBUG};
 use crate::newlines::Newlines;
@@ -32,22 +33,28 @@ struct Skipped {
     unterminated_tail: bool,
 }
 
-pub fn add(table: &mut SymbolTable, source: usize) -> io::Result<()> {
+/// Indexes perf map `source`; says whether its entries are in address
+/// order.
+pub fn add(table: &mut SymbolTable, source: usize) -> io::Result<Order> {
     add_splitting_from(table, source, SPLIT_FROM)
 }
 
 /// [`add`], reading maps from `split_from` bytes on as two halves.
-fn add_splitting_from(table: &mut SymbolTable, source: usize, split_from: u64) -> io::Result<()> {
+fn add_splitting_from(
+    table: &mut SymbolTable,
+    source: usize,
+    split_from: u64,
+) -> io::Result<Order> {
     let file = table.sources[source].file.try_clone()?;
     let len = Window::new(&file)?.len();
     let mut skipped = Skipped::default();
-    match split_point(&file, len, split_from)? {
+    let order = match split_point(&file, len, split_from)? {
         Some(split) => add_halves(table, source, &file, split, &mut skipped)?,
         None => {
             table.reserve(usize::try_from(len / SHORT_LINE).unwrap_or(0));
-            scan(&file, source, 0..len, &mut skipped, |e| table.push(e))?;
+            scan(&file, source, 0..len, &mut skipped, |e| table.push(e))?
         }
-    }
+    };
     report(table, source, &skipped);
     let mut head = [0; 4096];
     let len = std::os::unix::fs::FileExt::read_at(&file, &mut head, 0)?;
@@ -60,7 +67,7 @@ fn add_splitting_from(table: &mut SymbolTable, source: usize, split_from: u64) -
     table.sources[source].by_function = by_function;
     let path = table.sources[source].path.clone();
     table.report.map_writers.push((path, writer));
-    Ok(())
+    Ok(order)
 }
 
 /// Where a large map is cut in two, and how many lines each half is
@@ -115,34 +122,35 @@ fn add_halves(
     file: &File,
     split: Split,
     skipped: &mut Skipped,
-) -> io::Result<()> {
+) -> io::Result<Order> {
     table.reserve(split.front_lines.saturating_add(split.back_lines));
     let (mut front, back) = room::split(&mut table.entries, split.front_lines);
     let mut back = Half::Empty(back, Skipped::default());
-    let front = std::thread::scope(|scope| -> io::Result<Filled> {
+    let (front, order) = std::thread::scope(|scope| -> io::Result<(Filled, Order)> {
         let read_back = || back.read(file, source, split.mid..split.len);
         let thread = crate::memory::helper_thread().spawn_scoped(scope, read_back);
-        scan(file, source, 0..split.mid, skipped, |e| front.push(e))?;
+        let order = scan(file, source, 0..split.mid, skipped, |e| front.push(e))?;
         if let Ok(thread) = thread {
             thread
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         }
-        Ok(front.filled())
+        Ok((front.filled(), order))
     })?;
     back.read(file, source, split.mid..split.len)?;
-    if let Half::Read(back, back_skipped) = back {
-        room::join(&mut table.entries, split.front_lines, front, back);
-        skipped.lines += back_skipped.lines;
-        skipped.unterminated_tail = back_skipped.unterminated_tail;
-    }
-    Ok(())
+    let Half::Read(back, back_skipped, back_order) = back else {
+        unreachable!("the back half is read above");
+    };
+    room::join(&mut table.entries, split.front_lines, front, back);
+    skipped.lines += back_skipped.lines;
+    skipped.unterminated_tail = back_skipped.unterminated_tail;
+    Ok(order.then(back_order))
 }
 
 /// The back half: its room, then what was read into it.
 enum Half<'a> {
     Empty(Room<'a>, Skipped),
-    Read(Filled, Skipped),
+    Read(Filled, Skipped, Order),
     Gone,
 }
 
@@ -151,8 +159,8 @@ impl Half<'_> {
     fn read(&mut self, file: &File, source: usize, part: Range<u64>) -> io::Result<()> {
         *self = match std::mem::replace(self, Half::Gone) {
             Half::Empty(mut room, mut skipped) => {
-                scan(file, source, part, &mut skipped, |e| room.push(e))?;
-                Half::Read(room.filled(), skipped)
+                let order = scan(file, source, part, &mut skipped, |e| room.push(e))?;
+                Half::Read(room.filled(), skipped, order)
             }
             done => done,
         };
@@ -161,15 +169,17 @@ impl Half<'_> {
 }
 
 /// Indexes the lines of the map's bytes `part` (starting at a line's
-/// start), giving each usable line's entry to `push` in order.
+/// start), giving each usable line's entry to `push` in order; says
+/// whether they are in address order.
 fn scan(
     file: &File,
     source: usize,
     part: Range<u64>,
     skipped: &mut Skipped,
     mut push: impl FnMut(Entry),
-) -> io::Result<()> {
+) -> io::Result<Order> {
     let mut window = Window::new(file)?;
+    let mut order = Order::default();
     let mut offset = part.start;
     let mut want = STEP;
     while offset < part.end {
@@ -193,7 +203,10 @@ fn scan(
             line_start = end + 1;
             let at = offset + (line.as_ptr() as usize - whole.as_ptr() as usize) as u64;
             match entry(source, line, at) {
-                Some(Some(entry)) => push(entry),
+                Some(Some(entry)) => {
+                    order.note(&entry);
+                    push(entry)
+                }
                 Some(None) => skipped.lines += 1,
                 None => {}
             }
@@ -201,7 +214,7 @@ fn scan(
         offset += whole.len() as u64;
         want = STEP;
     }
-    Ok(())
+    Ok(order)
 }
 
 /// A line's entry: `None` for a blank line, `Some(None)` for one that

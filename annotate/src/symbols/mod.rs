@@ -24,6 +24,7 @@ mod lanes;
 pub mod mapped;
 mod modules;
 mod names;
+mod order;
 mod reads;
 mod room;
 pub mod runtime_names;
@@ -232,9 +233,10 @@ impl SymbolTable {
         }
     }
 
-    /// Builds the lookup index, once every source is in.
-    fn index(&mut self) {
-        self.index = Index::of(self);
+    /// Builds the lookup index, once every source is in; `in_order`:
+    /// whether the entries are in address order, where known.
+    fn index(&mut self, in_order: Option<bool>) {
+        self.index = Index::of(self, in_order);
     }
 
     /// The symbol covering `addr`.

@@ -63,9 +63,17 @@ impl Default for Index {
 }
 
 impl Index {
-    /// Builds the index of `table`'s entries.
-    pub fn of(table: &SymbolTable) -> Index {
-        if let Some(starts) = sampled_if_ordered(&table.entries) {
+    /// Builds the index of `table`'s entries; `in_order`: whether they
+    /// lie in address order, disjoint and none empty, where that is known
+    /// (else they are read to find out).
+    pub fn of(table: &SymbolTable, in_order: Option<bool>) -> Index {
+        let entries = &table.entries;
+        let starts = match in_order {
+            Some(true) => Some(entries.iter().step_by(STRIDE).map(|e| e.start).collect()),
+            Some(false) => None,
+            None => sampled_if_ordered(entries),
+        };
+        if let Some(starts) = starts {
             return Index::Entries { starts };
         }
         if let Some(order) = super::lanes::address_order(&table.entries) {
