@@ -1,23 +1,20 @@
 //! Writing a call or jump group, as the reader buffered it (`reader.rs`),
-//! at its position line: its lines parsed, the callee's names (a JIT
-//! callee's own object and file; a jump's, `jump.rs`), the
-//! `calls=`/`jump=` line with its target (placed against the input's
-//! state, read back by `recall.rs` where the lazy pass forgot it, and given
-//! its source line in JIT code by the naming), and the position line of
-//! the call site (with its source line in JIT code; a call into a JIT
-//! function less the continuations it called back, see `reentry/`).
-//! Calls between pieces of one JIT function are folded into self cost,
-//! but between two of its recursion levels (`reentry/levels.rs`), which
-//! stay calls.
+//! at its position line: its lines parsed, then written here in native
+//! code whose lines are copied, else with its position decoded
+//! (`site.rs`). Here: the callee's names (a JIT callee's own object and
+//! file; a jump's, `jump.rs`), the `calls=`/`jump=` line with its target
+//! (placed against the input's state, read back by `recall.rs` where the
+//! lazy pass forgot it, and given its source line in JIT code by the
+//! naming), and the position line (a call into a JIT function less the
+//! continuations it called back, see `reentry/`; a call into its middle
+//! folded into self cost).
 
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::{Current, FnRef, Group, Space};
-use super::reentry::Who;
-use super::state::Block;
 use super::{lines_before, Fail, Res, Rewriter};
-use crate::callgrind::format::line::{parse_u64, CountLine, Key, NameRef};
-use crate::callgrind::format::position::{first_cost, Column, Pos};
+use crate::callgrind::format::line::{CountLine, Key, NameRef};
+use crate::callgrind::format::position::Pos;
 use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
@@ -169,8 +166,7 @@ impl Rewriter<'_> {
     /// A call or jump group, at its position line: the one place groups
     /// are written. In native code whose lines are copied, see
     /// [`write_copied_group`](Self::write_copied_group); anywhere else the
-    /// positions are decoded, the site's line mapped in JIT code, and calls
-    /// inside one JIT function folded away.
+    /// positions are decoded (`site.rs`).
     pub(super) fn write_group(
         &mut self,
         group: &Group,
@@ -180,107 +176,16 @@ impl Rewriter<'_> {
     ) -> Res {
         let parsed = self.parse_group(group)?;
         let line = parsed.count.ok_or("group without calls=/jump=")?;
-        if self.copies_verbatim() {
-            return self.write_copied_group(&parsed, line, (raw, text, terminated));
-        }
-        let target = lines_before(self.decode_target(line.target), 1)?;
-        let callee = self.group_callee(&parsed)?;
-        // In JIT code the site's own function is the one whose code holds
-        // it (see `owner`): it decides folding, and gets the call.
-        let site = match self.part.block {
-            Block::Jit(symbol) => {
-                let (pos, costs) = self.decode(text)?;
-                first_cost(costs)?;
-                self.reader.set_pos(pos);
-                let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
-                Some((owner, file, out, costs))
-            }
-            Block::Unnamed(_) => self.unnamed_site(text)?,
-            Block::Native => None,
-        };
-        let at = site
-            .zip(self.cols.index(Column::Instr))
-            .map(|((_, _, out, _), i)| out[i]);
-        let owner = site.map(|(owner, _, _, _)| owner);
-        if parsed.is_call {
-            self.note_call(callee, owner, text)?;
-        }
-        let into_middle = parsed.is_call && folds(callee);
-        let across = into_middle && self.between_names(owner, callee);
-        self.stats.level_calls += u64::from(across);
-        if into_middle && !across {
-            // The callee's lines are its self cost already.
-            self.stats.folded_calls += 1;
-            let costs = match site {
-                Some((_, _, _, costs)) => costs,
-                None => {
-                    let (pos, costs) = self.decode(text)?;
-                    first_cost(costs)?;
-                    self.reader.set_pos(pos);
-                    costs
-                }
-            };
-            self.writer.synced = false;
-            if let (Some(owner), Some(site)) = (owner, at) {
-                self.note_folded_call(owner, site, resumed(callee), costs)?;
-            }
-            let caller = owner.map(Who::Jit).or(self.part.who);
-            // The calls into the block held the continuation where the
-            // block is the caller's own (see `reentry::Plan::called_back`).
-            let block = self.part.jit_block_at().filter(|&(b, ..)| Some(b) == owner);
-            let block = block.map(|(_, name, at)| (name, at));
-            return self.note_continuation(resumed(callee), (caller, block), costs);
-        }
-        let site = match site {
-            Some((owner, file, out, costs)) => {
-                self.charge_to(Some(owner), 0)?;
-                if let Some(file) = file {
-                    self.emit().switch_file(file)?;
-                }
-                Some((out, costs))
-            }
-            None => None,
-        };
-        if parsed.is_call {
-            self.write_callee_names(&parsed, callee.ok_or("calls= without cfn=")?)?;
-        } else {
-            let internal = matches!(
-                (owner, callee.map(|f| f.kind)),
-                (Some(s), Some(FnKind::Jit { symbol, .. })) if s == symbol
-            );
-            self.write_jump_names(&parsed, callee.filter(|_| !internal), Some(target))?;
-        }
-        let mapped = self.map_target(target, callee);
-        let unchanged = mapped == target && self.writer.synced && site.is_none();
-        self.emit().count_line(line, mapped, unchanged)?;
-        match (site, owner, callee.filter(|_| parsed.is_call)) {
-            (Some((out, costs)), Some(owner), Some(callee)) => {
-                let who = Who::of(callee, self.group_callee_object(&parsed));
-                let less = match across {
-                    true => None,
-                    false => self.arc_costs(owner, who, at, costs)?,
-                };
-                let costs = less.as_deref().unwrap_or(costs);
-                let back = self.called_back_costs(Some(callee), Some(owner), costs)?;
-                let costs = back.as_deref().unwrap_or(costs);
-                if self.part.stretch.is_some() {
-                    let calls = parse_u64(line.count).ok_or("bad count")?;
-                    self.add_to_stretch(out, costs, calls)?;
-                }
-                self.emit().position(out, costs)
-            }
-            (Some((out, costs)), _, _) => self.emit().position(out, costs),
-            (None, _, _) => {
-                let call = callee.filter(|_| parsed.is_call);
-                self.copy_call_position(call, owner, (raw, text, terminated))
-            }
+        match self.copies_verbatim() {
+            true => self.write_copied_group(&parsed, line, (raw, text, terminated)),
+            false => self.write_decoded_group(&parsed, line, (raw, text, terminated)),
         }
     }
 
     /// `cob=`/`cfi=`/`cfn=` for the callee: a JIT callee's own object and
     /// file where the output's defaults differ; the input's lines (or
     /// explicit names where the defaults changed) for anything else.
-    fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
+    pub(super) fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
         match callee.kind {
             FnKind::Jit { symbol, .. } => return self.write_jit_callee_names(symbol, callee),
             _ => {
@@ -311,22 +216,6 @@ impl Rewriter<'_> {
         match line {
             Some(named) => self.emit().input_name(space, named.raw, named.nr, true),
             None => self.emit().name_if_changed(key, space, want, current),
-        }
-    }
-
-    /// A target inside JIT code gets its source line (a JIT callee's, or
-    /// a target in a JIT block's own function; without addresses, the
-    /// function's declared line, as its cost lines). A function of no JIT
-    /// range keeps the position callgrind gave, wherever it lies: a
-    /// callee (BEAM's threads enter JIT code under the name `clone`), or
-    /// an address-named stub's own jump into JIT code.
-    pub(super) fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
-        match (callee.map(|f| f.kind), self.part.block) {
-            (Some(kind @ FnKind::Jit { .. }), _) => {
-                self.naming.jit_target(&self.cols, target, kind)
-            }
-            (None, Block::Jit(symbol)) => self.naming.locate(&self.cols, symbol, target).2,
-            _ => target,
         }
     }
 
@@ -379,7 +268,7 @@ impl Rewriter<'_> {
 /// out-of-line prologue, HotSpot's adapters) seen as a call. Either way the
 /// callee's lines are already its self cost, and the arc would count an
 /// activation twice.
-fn folds(callee: Option<FnRef>) -> bool {
+pub(super) fn folds(callee: Option<FnRef>) -> bool {
     matches!(
         callee.map(|f| f.kind),
         Some(FnKind::Jit { entry: false, .. })

@@ -47,6 +47,7 @@ mod owner;
 pub(in crate::callgrind) mod reader;
 mod recall;
 pub(in crate::callgrind) mod reentry;
+mod site;
 pub(in crate::callgrind) mod state;
 #[cfg(test)]
 mod tests;

@@ -24,6 +24,7 @@
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::{FnRef, Space};
+use super::site::Site;
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
@@ -244,14 +245,9 @@ impl Rewriter<'_> {
     }
 
     /// The site of a call in an address-named block where JIT code holds
-    /// it (as in a JIT block: its owner, file, position and costs); else
-    /// `None`, the block's own function current again and the line left
-    /// undecoded for the copy.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn unnamed_site<'t>(
-        &mut self,
-        text: &'t [u8],
-    ) -> Res<Option<(SymbolId, Option<Sym>, Pos, &'t [u8])>> {
+    /// it (as in a JIT block); else `None`, the block's own function
+    /// current again and the line left undecoded for the copy.
+    pub(super) fn unnamed_site<'t>(&mut self, text: &'t [u8]) -> Res<Option<Site<'t>>> {
         let (pos, costs) = self.decode(text)?;
         first_cost(costs)?;
         let Some((owner, file, out)) = self.naming.jit_at(&self.cols, pos) else {
@@ -259,6 +255,11 @@ impl Rewriter<'_> {
             return Ok(None);
         };
         self.reader.set_pos(pos);
-        Ok(Some((owner, file, out, costs)))
+        Ok(Some(Site {
+            owner,
+            file,
+            out,
+            costs,
+        }))
     }
 }

@@ -1,4 +1,4 @@
-//! Reading on a second thread: a reader thread fills chunks of 256 KiB
+//! Reading on a second thread: a reader thread fills chunks of 1 MiB
 //! ahead of the rewriter and marks the lines that are not plain cost
 //! lines ([`plain_lines`](crate::callgrind::format::plain_lines)), so the time the system
 //! spends reading, and that scan, overlap the rewriting. Each chunk keeps
