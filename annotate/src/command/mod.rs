@@ -161,6 +161,8 @@ pub fn annotate_any(request: &Request) -> Result<Annotated> {
     logs::annotate(request, inputs.logs, inputs.sources).map(Annotated::Logs)
 }
 
+/// Annotates each run's profiles with its symbol files (those given, or
+/// found where runtimes put them).
 fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
     let Inputs {
         profiles,
@@ -168,6 +170,44 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
         empty,
         ..
     } = inputs;
+    check_profiles(request, &profiles, &empty)?;
+    let mut protected: Vec<PathBuf> = profiles
+        .iter()
+        .chain(&sources)
+        .map(|i| i.path.clone())
+        .collect();
+    let groups = by_run(profiles);
+    let runs: Vec<Run> = groups.iter().map(|g| g.run.clone()).collect();
+    let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
+    let provenances = match sources.is_empty() {
+        true => discovered(&groups, request, &mut protected)?,
+        false => provenance::given(&runs, sources, request.any_pid)?,
+    };
+    if request.merge && request.output.is_some() && groups.len() > 1 {
+        bail!(
+            "--merge -o names one file, but the profiles are of {} runs: \
+             leave out -o to join each run's parts beside them",
+            groups.len()
+        );
+    }
+    let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
+    let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
+    let mut reports = Vec::new();
+    for (group, provenance) in groups.into_iter().zip(provenances) {
+        let shared = shared_pid(group.run.pid);
+        reports.push(annotate_run(
+            request, group, provenance, &protected, shared,
+        )?);
+    }
+    if let Some(first) = reports.first_mut() {
+        first.empty = empty;
+    }
+    Ok(reports)
+}
+
+/// Fails where there is no profile to annotate, or more than `-o` can
+/// name.
+fn check_profiles(request: &Request, profiles: &[Input], empty: &[PathBuf]) -> Result<()> {
     if profiles.is_empty() {
         match empty.first() {
             Some(empty) => bail!("'{}' is empty: nothing to annotate", empty.display()),
@@ -180,84 +220,76 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
             profiles.len()
         );
     }
-    let mut protected: Vec<PathBuf> = profiles
-        .iter()
-        .chain(&sources)
-        .map(|i| i.path.clone())
-        .collect();
-    let groups = by_run(profiles);
-    let runs: Vec<Run> = groups.iter().map(|g| g.run.clone()).collect();
-    let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
-    let provenances = if sources.is_empty() {
-        let found: Vec<Provenance> = groups.iter().map(|g| discover_for(g, request)).collect();
-        if found.iter().all(|p| p.used.is_empty()) {
-            return Err(no_symbols(&pids, &found).into());
-        }
-        protected.extend(
-            found
-                .iter()
-                .flat_map(|p| p.used.iter().map(|i| i.path.clone())),
-        );
-        found
-    } else {
-        provenance::given(&runs, sources, request.any_pid)?
+    Ok(())
+}
+
+/// The symbol files found for each run, added to the files no output
+/// may replace (`protected`); an error where none was found for any.
+fn discovered(
+    groups: &[Group],
+    request: &Request,
+    protected: &mut Vec<PathBuf>,
+) -> Result<Vec<Provenance>> {
+    let found: Vec<Provenance> = groups.iter().map(|g| discover_for(g, request)).collect();
+    if found.iter().all(|p| p.used.is_empty()) {
+        let pids: Vec<Option<u32>> = groups.iter().map(|g| g.run.pid).collect();
+        return Err(no_symbols(&pids, &found).into());
+    }
+    let used = found.iter().flat_map(|p| p.used.iter());
+    protected.extend(used.map(|i| i.path.clone()));
+    Ok(found)
+}
+
+/// One run's profiles annotated with its symbol files (each part with the
+/// code of its epoch, where the run has epochs), and merged where asked;
+/// `shared`: another run of the inputs has the same pid.
+fn annotate_run(
+    request: &Request,
+    Group { run, profiles }: Group,
+    provenance: Provenance,
+    protected: &[&Path],
+    shared: bool,
+) -> Result<Report> {
+    let cmd = input::profile_command(&profiles[0].file);
+    let ends = epochs::ends(&profiles);
+    let indexed = index_symbols(&provenance.used, request)?;
+    // Kept for the epochs' tables where the run has any.
+    let (whole, indexed) = match ends.iter().any(Option::is_some) {
+        true => (
+            indexed.fork().context("cannot read the symbol files")?,
+            Some(indexed),
+        ),
+        false => (indexed, None),
     };
-    if request.merge && request.output.is_some() && groups.len() > 1 {
-        bail!(
-            "--merge -o names one file, but the profiles are of {} runs: \
-             leave out -o to join each run's parts beside them",
-            groups.len()
-        );
-    }
-    let protected: Vec<&Path> = protected.iter().map(PathBuf::as_path).collect();
-    let mut reports = Vec::new();
-    let shared_pid = |pid: Option<u32>| pids.iter().filter(|&&p| p == pid).count() > 1;
-    for (Group { run, profiles }, provenance) in groups.into_iter().zip(provenances) {
-        let cmd = input::profile_command(&profiles[0].file);
-        let ends = epochs::ends(&profiles);
-        let indexed = index_symbols(&provenance.used, request)?;
-        // Kept for the epochs' tables where the run has any.
-        let (whole, indexed) = match ends.iter().any(Option::is_some) {
-            true => (
-                indexed.fork().context("cannot read the symbol files")?,
-                Some(indexed),
-            ),
-            false => (indexed, None),
+    let symbols = table_of(whole, Vec::new(), cmd.as_deref());
+    let pid = run.pid;
+    let mut report = Report {
+        pid,
+        folder: run.folder.filter(|_| shared),
+        symbols,
+        provenance: provenance.notes,
+        ..Report::default()
+    };
+    let merged = request
+        .merge
+        .then(|| merge_target(request, pid, &profiles, protected))
+        .transpose()?;
+    for (profile, end) in profiles.iter().zip(ends) {
+        let rewritten = match (end, &indexed) {
+            (Some(end), Some(indexed)) => {
+                let whole = &report.symbols;
+                epochs::rewrite(request, profile, end, whole, indexed, protected)?
+            }
+            _ => rewrite_one(request, profile, &report.symbols, protected)?,
         };
-        let symbols = table_of(whole, Vec::new(), cmd.as_deref());
-        let pid = run.pid;
-        let mut report = Report {
-            pid,
-            folder: run.folder.filter(|_| shared_pid(pid)),
-            symbols,
-            provenance: provenance.notes,
-            ..Report::default()
-        };
-        let merged = request
-            .merge
-            .then(|| merge_target(request, pid, &profiles, &protected))
-            .transpose()?;
-        for (profile, end) in profiles.iter().zip(ends) {
-            let rewritten = match (end, &indexed) {
-                (Some(end), Some(indexed)) => {
-                    let whole = &report.symbols;
-                    epochs::rewrite(request, profile, end, whole, indexed, &protected)?
-                }
-                _ => rewrite_one(request, profile, &report.symbols, &protected)?,
-            };
-            report.profiles.push(rewritten);
-        }
-        if let Some(target) = merged {
-            // As private as the most private part.
-            let mode = profiles.iter().fold(0o666, |m, p| m & p.mode);
-            report.merged = Some(merge_parts(&report, target, mode)?);
-        }
-        reports.push(report);
+        report.profiles.push(rewritten);
     }
-    if let Some(first) = reports.first_mut() {
-        first.empty = empty;
+    if let Some(target) = merged {
+        // As private as the most private part.
+        let mode = profiles.iter().fold(0o666, |m, p| m & p.mode);
+        report.merged = Some(merge_parts(&report, target, mode)?);
     }
-    Ok(reports)
+    Ok(report)
 }
 
 /// No symbol file was given, and none was found where runtimes put them.

@@ -232,8 +232,26 @@ fn epochs(s: &mut String, report: &Report) {
     }
 }
 
+/// What the rewrite moved, folded or could not place, and what was wrong
+/// with the symbol files.
 fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     let event = all.events.first().map_or("cost", String::as_str);
+    address_reuse(s, table, all, event);
+    calls(s, all, event);
+    reentry(s, all, event);
+    if all.unknown_lines > 0 {
+        let _ = writeln!(
+            s,
+            "warning: {} lines with unknown keys passed through unchanged",
+            all.unknown_lines
+        );
+    }
+    symbol_files(s, table);
+}
+
+/// The functions charged with the cost of others that lay at their
+/// addresses (address reuse without epochs).
+fn address_reuse(s: &mut String, table: &SymbolTable, all: &Stats, event: &str) {
     if !all.ambiguous.is_empty() {
         let _ = writeln!(
             s,
@@ -258,6 +276,10 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             );
         }
     }
+}
+
+/// Cost moved to the function whose code it is, and calls folded or kept.
+fn calls(s: &mut String, all: &Stats, event: &str) {
     if all.moved_cost > 0 {
         let _ = writeln!(
             s,
@@ -288,6 +310,10 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             all.reentry.entry_points
         );
     }
+}
+
+/// Continuations' cost taken out of the arcs that counted it twice.
+fn reentry(s: &mut String, all: &Stats, event: &str) {
     if all.reentry.taken > 0 {
         let share = share_of(all.reentry.taken, all.reentry.held, event);
         let _ = writeln!(
@@ -313,13 +339,10 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
             percent(all.reentry.unplaced, all.reentry.resumed)
         );
     }
-    if all.unknown_lines > 0 {
-        let _ = writeln!(
-            s,
-            "warning: {} lines with unknown keys passed through unchanged",
-            all.unknown_lines
-        );
-    }
+}
+
+/// What building the symbol table left out or found wrong.
+fn symbol_files(s: &mut String, table: &SymbolTable) {
     if let Some((program, n)) = &table.report.in_program {
         let _ = writeln!(
             s,
