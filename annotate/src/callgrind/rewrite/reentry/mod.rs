@@ -71,6 +71,7 @@ use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
+mod called_back;
 mod calls;
 mod levels;
 mod noted;

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::levels::Levels;
-use super::plan::{first, CalledBack, Plan, Share};
+use super::plan::{first, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::{Interner, Sym};
@@ -20,7 +20,7 @@ const LONGEST_INSTRUCTION: u64 = 15;
 pub(super) type Resumption = (u64, SymbolId, u64, Who);
 
 /// A JIT range's name in a part: (part, range, name as interned).
-type NameOf = (u64, SymbolId, Sym);
+pub(super) type NameOf = (u64, SymbolId, Sym);
 
 /// What calls held, by the address called and the JIT range whose code
 /// made them (`None`: other code).
@@ -161,7 +161,7 @@ impl Noted {
     /// The arcs a continuation of `of` at `addr`, called back by `x`,
     /// comes out of (among `sites`), and their cost; `None` where no arc
     /// holds it.
-    fn arcs_of<'s>(
+    pub(super) fn arcs_of<'s>(
         &'s self,
         sites: &'s Sites,
         of: Of,
@@ -201,24 +201,62 @@ impl Noted {
             ..Plan::default()
         };
         let entry = |&(part, f, addr, _): &Resumption| !self.returns_to((part, f), addr, instr);
+        plan.entries = self.entry_points(&entry, instr, &outside);
+        let sites = self.sites_with_entries(&plan.entries, &outside);
+        self.arc_shares(&mut plan, &sites, &entry, names);
+        let giving: HashSet<Of> = plan.shares.keys().copied().collect();
+        plan.called_back = self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
+        (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// The calls into a function's middle that enter it (`entry`: no
+    /// call of the function returns there), by function and address.
+    fn entry_points(
+        &self,
+        entry: &impl Fn(&Resumption) -> bool,
+        instr: bool,
+        outside: &impl Fn(u64) -> bool,
+    ) -> HashSet<(SymbolId, u64)> {
         let entries = self.continuations.keys().filter(|r| entry(r));
-        plan.entries = entries.map(|&(_, f, addr, _)| (f, addr)).collect();
+        let mut entries: HashSet<_> = entries.map(|&(_, f, addr, _)| (f, addr)).collect();
         // A call into `f`'s middle from code in no JIT range that
         // callgrind charged to `f` comes from outside `f`'s code: an
         // entry point as any other caller's.
-        for (of, addr) in self.called_from_outside(&outside) {
+        for (of, addr) in self.called_from_outside(outside) {
             if instr && !self.returns_to(of, addr, instr) {
-                plan.entries.insert((of.1, addr));
+                entries.insert((of.1, addr));
             }
         }
-        // The second pass writes calls to entry points as calls: their
-        // sites are call sites.
+        entries
+    }
+
+    /// The arcs by call site, with the calls to `entries` among them: the
+    /// second pass writes those as calls, so their sites are call sites.
+    fn sites_with_entries(
+        &self,
+        entries: &HashSet<(SymbolId, u64)>,
+        outside: &impl Fn(u64) -> bool,
+    ) -> Sites {
         let mut sites = self.sites.clone();
         for (&(_, f, addr), calls) in &self.folded {
-            if plan.entries.contains(&(f, addr)) {
-                sites.merge(calls, &outside);
+            if entries.contains(&(f, addr)) {
+                sites.merge(calls, outside);
             }
         }
+        sites
+    }
+
+    /// Each continuation's cost, as a share of the arcs it returns from
+    /// (`plan.shares`), and what those cannot hold as a share of the
+    /// function's arcs made outside every JIT range; counts what was
+    /// resumed and what no arc holds.
+    fn arc_shares(
+        &self,
+        plan: &mut Plan,
+        sites: &Sites,
+        entry: &impl Fn(&Resumption) -> bool,
+        names: &Interner,
+    ) {
         // Per arcs: the continuations' cost summed, and the arcs' cost.
         let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
         for (resumption @ &(part, f, addr, x), continuation) in &self.continuations {
@@ -226,7 +264,7 @@ impl Noted {
                 continue;
             }
             plan.resumed += first(continuation);
-            let Some((arcs, cost)) = self.arcs_of(&sites, (part, f), addr, x) else {
+            let Some((arcs, cost)) = self.arcs_of(sites, (part, f), addr, x) else {
                 plan.unplaced += first(continuation);
                 continue;
             };
@@ -253,7 +291,7 @@ impl Noted {
         }
         for (of, (rest, returned_to)) in beyond {
             if let Some(outside) = self
-                .outside_of(&sites, of, &returned_to)
+                .outside_of(sites, of, &returned_to)
                 .filter(|_| first(&rest) > 0)
             {
                 plan.shares
@@ -262,101 +300,6 @@ impl Noted {
                     .push((Arcs::Outside, Share::new(&rest, &outside)));
             }
         }
-        let giving: HashSet<Of> = plan.shares.keys().copied().collect();
-        plan.called_back = self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
-        (plan.takes_out() || plan.unplaced > 0).then_some(plan)
-    }
-
-    /// Per JIT range and name `x` that called continuations back: their
-    /// cost out of the calls into `x`, whose activations held them (a
-    /// chain `f -> builtins -> x -> middle of f`), but for `f`'s own: `f`'s
-    /// arcs give its continuations back at the sites they return to. The
-    /// continuations called from `x`'s block at an entry come out of the
-    /// calls into that block; those called from a continuation of `x`
-    /// (folded into it), out of the calls into `x` where they all call it
-    /// under one name (see [`Noted::one_name_called`]). Calls made by a
-    /// function whose arcs give back continuations of its own (`giving`)
-    /// are left out, so that no arc gives twice.
-    fn called_back_shares(
-        &self,
-        sites: &Sites,
-        names: &Interner,
-        entry: &impl Fn(&Resumption) -> bool,
-        (entries, giving): (&HashSet<(SymbolId, u64)>, &HashSet<Of>),
-    ) -> HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>> {
-        let is_entry = |x: SymbolId, (at, start): Entered| start || entries.contains(&(x, at));
-        let one_name = self.one_name_called(is_entry);
-        let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
-        for (&(resumption, name, entered), cost) in &self.called_back {
-            let (part, f, addr, who) = resumption;
-            let Who::Jit(x) = who else { continue };
-            let name = match is_entry(x, entered) {
-                true => name,
-                // called back from a continuation of `x`
-                false => match one_name.get(&(part, x)) {
-                    Some(&name) => name,
-                    None => continue,
-                },
-            };
-            // Where `x` is the callee of the call the continuation returns
-            // from, that arc gives it back already.
-            let direct = match self.arcs_of(sites, (part, f), addr, who) {
-                Some((Arcs::Site(site), _)) => self.site_callees.contains(&((part, f), site, x)),
-                Some((Arcs::To(_), _)) => true,
-                _ => false,
-            };
-            if !direct && !entry(&resumption) {
-                let (sum, resumed) = sums.entry((part, x, name)).or_default();
-                add(sum, cost);
-                resumed.insert(f);
-            }
-        }
-        let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
-        for (key @ (part, x, name), (cost, resumed)) in sums {
-            let mut into = Vec::new();
-            for ((entered, caller), calls) in self.into.get(&key).into_iter().flatten() {
-                let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
-                if is_entry(x, *entered) && caller.is_none_or(left) {
-                    add(&mut into, calls);
-                }
-            }
-            if first(&into) > 0 {
-                let share = Share::new(&cost, &into);
-                let by_name = shares.entry((part, x)).or_default();
-                by_name.insert(names.name(name).to_vec(), CalledBack { share, resumed });
-            }
-        }
-        shares
-    }
-
-    /// Per (part, JIT range), the one name the calls into its entries
-    /// call it under, where they call it under one. Where they call it
-    /// under several (levels of recursion, `fib'2`), a continuation of it
-    /// ran in one of those activations, and which one is not known:
-    /// taking it out of the wrong level's calls leaves those short of
-    /// what that level ran (V8's `resolve'2` read 1.41 times its calls).
-    /// None for a range a continuation of which calls its entry (BEAM's
-    /// shared stubs): those calls are inside its activations too, and
-    /// the calls into it would give back more than they held.
-    fn one_name_called(&self, is_entry: impl Fn(SymbolId, Entered) -> bool) -> HashMap<Of, Sym> {
-        let reentered: HashSet<Of> = (self.from_own.iter())
-            .filter(|&&(_, x, block, call)| !is_entry(x, block) && is_entry(x, call))
-            .map(|&(part, x, _, _)| (part, x))
-            .collect();
-        let mut names: HashMap<Of, HashSet<Sym>> = HashMap::new();
-        for (&(part, x, name), by_caller) in &self.into {
-            if by_caller.keys().any(|&(entered, _)| is_entry(x, entered)) {
-                names.entry((part, x)).or_default().insert(name);
-            }
-        }
-        let one = |names: HashSet<Sym>| {
-            let mut names = names.into_iter();
-            names.next().filter(|_| names.next().is_none())
-        };
-        (names.into_iter())
-            .filter(|(of, _)| !reentered.contains(of))
-            .filter_map(|(of, names)| Some((of, one(names)?)))
-            .collect()
     }
 
     /// The cost of `of`'s arcs made outside every JIT range, but at the
@@ -375,7 +318,7 @@ impl Noted {
     }
 }
 
-fn add(sum: &mut Vec<u64>, values: &[u64]) {
+pub(super) fn add(sum: &mut Vec<u64>, values: &[u64]) {
     if sum.len() < values.len() {
         sum.resize(values.len(), 0);
     }
