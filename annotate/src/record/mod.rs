@@ -8,15 +8,14 @@ mod hottest;
 pub use hottest::{relative, top_list};
 mod inclusive;
 mod out_file;
+mod run;
 mod script;
 mod signals;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
-use std::time::SystemTime;
+use std::process::Command;
 
 use anyhow::{Context, Result};
 
@@ -111,50 +110,13 @@ pub fn record(args: &RecordRequest) -> Result<Recording> {
     if let Some(line) = traced {
         eprintln!("callgrind-jit: {line}");
     }
-    let mut cmd = valgrind_command(&out_dir, &options, command, &writes);
+    let cmd = valgrind_command(&out_dir, &options, command, &writes);
     let preload = (!args.no_gdb_jit).then(gdb_jit::library);
-    if let Some(Some(library)) = &preload {
-        gdb_jit::preload(&mut cmd, library);
-    }
-    let started = file_clock_now(&template.dir);
-    descendants::adopt_orphans();
-    let before = descendants::children()
-        .into_iter()
-        .map(|(pid, _)| pid)
-        .collect::<Vec<_>>();
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            anyhow::anyhow!("valgrind not found: install it (Debian: apt-get install valgrind)")
-        }
-        _ => anyhow::anyhow!("cannot start valgrind: {e}"),
-    })?;
-    if let Some(None) = preload {
-        // Said once valgrind has started: without it, that is the one line.
-        eprintln!("callgrind-jit: {}", gdb_jit::missing());
-    }
-    let watch = descendants::Watch::start(child.id(), before.clone());
-    let forwarding = signals::Forwarding::start(child.id());
-    let status = child.wait().context("waiting for valgrind")?;
-    descendants::wait_for_rest(&forwarding, &before);
-    let ours = watch.finish();
-    let stopped_by = forwarding.received().or(status.signal()).map(signals::name);
-    drop(forwarding);
-    let exit_code = exit_code(status);
-    let mut profiles = written_since(&template, started)?;
-    if let Some(ours) = &ours {
-        // A profile's name ends with a pid or a part number: not read.
-        let by_name = writes.option != OUT_FILE;
-        profiles.retain(|p| output_pid(p, by_name).is_none_or(|pid| ours.contains(&pid)));
-    }
-    if profiles.is_empty() {
-        anyhow::bail!(
-            "valgrind wrote no profile or log {} (exit status {exit_code})",
-            template.display()
-        );
-    }
+    let ran = run::valgrind(cmd, preload, &template, &writes)?;
+    let (profiles, started) = (ran.profiles, ran.started);
     let mut recording = Recording {
-        exit_code,
-        stopped_by,
+        exit_code: ran.exit_code,
+        stopped_by: ran.stopped_by,
         reports: Vec::new(),
         unnamed: Vec::new(),
         programs: BTreeMap::new(),
@@ -227,14 +189,6 @@ fn annotate_process(recording: &mut Recording, pid: u32, files: Vec<PathBuf>, ba
             Err(e) => recording.failed.push((pid, format!("{e:#}"))),
         },
     }
-}
-
-/// 128 + signal for a valgrind ended by a signal (it re-raises the
-/// program's fatal signal), else its exit code.
-fn exit_code(status: ExitStatus) -> i32 {
-    status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 fn out_dir(given: Option<&Path>) -> Result<PathBuf> {
@@ -313,60 +267,6 @@ fn valgrind_command(
     cmd.args(options).args(command);
     cmd.envs(runtimes::program_env(out_dir));
     cmd
-}
-
-/// The time a file written now in `dir` gets. File times come from the
-/// kernel's coarse clock (milliseconds behind the real one) at the file
-/// system's granularity, so the time is read off a file made there.
-fn file_clock_now(dir: &Path) -> SystemTime {
-    let marker = dir.join(format!(".callgrind-jit-record.{}", std::process::id()));
-    let stamped = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(&marker)
-        .and_then(|f| f.metadata()?.modified());
-    let _ = std::fs::remove_file(&marker);
-    // Without a marker (a folder we cannot write to), the clock itself.
-    stamped.unwrap_or_else(|_| SystemTime::now())
-}
-
-/// The template's profiles written since `started`: a file of the same
-/// name left by an earlier run (an earlier process with the same pid, or
-/// a fixed `--callgrind-out-file`) is not this run's.
-fn written_since(template: &OutFile, started: SystemTime) -> Result<Vec<PathBuf>> {
-    let all = template
-        .existing()
-        .with_context(|| format!("cannot list '{}'", template.dir.display()))?;
-    Ok(all
-        .into_iter()
-        .filter(|p| {
-            std::fs::metadata(p)
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= started)
-        })
-        .collect())
-}
-
-/// The process an output is of, to leave another run's alone: a
-/// profile's `pid:`, a log's first `==PID==`, else (`by_name`) the number
-/// ending the file name (massif's and DHAT's `.PID`). One that names none
-/// is taken by its time alone.
-fn output_pid(path: &Path, by_name: bool) -> Option<u32> {
-    let file = std::fs::File::open(path).ok()?;
-    let first_line = || {
-        // A log's first line is short: a file of no lines is not read whole.
-        let mut line = String::new();
-        let head = std::io::Read::take(&file, 4096);
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(head), &mut line).ok()?;
-        crate::input::log_pid(&line).map(|(pid, _)| pid)
-    };
-    let named = || {
-        let name = path.file_name()?.to_str().filter(|_| by_name)?;
-        name.rsplit_once('.')?.1.parse().ok()
-    };
-    crate::input::profile_pid(&file)
-        .or_else(first_line)
-        .or_else(named)
 }
 
 /// Profiles grouped by the `pid:` in their header (0: none). An empty

@@ -1,4 +1,7 @@
+use super::run::{exit_code, file_clock_now, output_pid, written_since};
 use super::*;
+use std::process::ExitStatus;
+use std::time::SystemTime;
 
 fn strings(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
