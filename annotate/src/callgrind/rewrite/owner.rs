@@ -24,12 +24,21 @@
 use super::ids::Sym;
 use super::naming::FnKind;
 use super::reader::{FnRef, Space};
-use super::site::Site;
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
 use crate::callgrind::format::pos::Pos;
 use crate::callgrind::format::position::{add_costs, first_cost, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
+
+/// A call site in JIT code: the function whose code holds it, the source
+/// file of its line (where that is not the current one), its position as
+/// written, and its costs as read.
+pub(super) struct Site<'t> {
+    pub owner: SymbolId,
+    pub file: Option<Sym>,
+    pub out: Pos,
+    pub costs: &'t [u8],
+}
 
 impl Rewriter<'_> {
     /// Makes `owner`'s function the output's current one (see the module

@@ -6,8 +6,8 @@
 //! cost (but between two of its recursion levels, `reentry/levels.rs`).
 
 use super::call::{folds, resumed, Parsed};
-use super::ids::Sym;
 use super::naming::FnKind;
+use super::owner::Site;
 use super::reader::FnRef;
 use super::reentry::Who;
 use super::state::Block;
@@ -15,16 +15,6 @@ use super::{Res, Rewriter};
 use crate::callgrind::format::line::{parse_u64, CountLine};
 use crate::callgrind::format::position::{first_cost, Column, Pos};
 use crate::symbols::SymbolId;
-
-/// A call site in JIT code: the function whose code holds it, the source
-/// file of its line (where that is not the current one), its position as
-/// written, and its costs as read.
-pub(super) struct Site<'t> {
-    pub owner: SymbolId,
-    pub file: Option<Sym>,
-    pub out: Pos,
-    pub costs: &'t [u8],
-}
 
 impl Rewriter<'_> {
     /// The group `parsed` (its count line `line`) at its position line
