@@ -241,11 +241,17 @@ pub fn deflated(profile: &str, objects: impl Fn(&str) -> bool) -> Vec<(Function,
 /// (`setOwnProperty` and `setOwnProperty'2`), and callgrind's own profile
 /// has none.
 /// The real fixture `name`'s profile and its annotated output, with the
-/// rewrite's counts.
+/// rewrite's counts and, by name, what the calls into functions called
+/// at several levels keep of what they called back.
 fn fixture_rewritten(
     dir: &std::path::Path,
     name: &str,
-) -> (String, String, annotate::callgrind::Stats) {
+) -> (
+    String,
+    String,
+    annotate::callgrind::Stats,
+    Vec<(String, u64)>,
+) {
     let fixture = crate::util::fixture(name);
     let (profile, sources) = crate::every_fixture::all_fixtures(dir)
         .into_iter()
@@ -254,13 +260,16 @@ fn fixture_rewritten(
     let input = std::fs::read_to_string(&profile).unwrap();
     let table = crate::rewriting::table_for(Some(&profile), &sources);
     let (out, stats) = crate::rewriting::rewrite_bytes(input.as_bytes(), &table, 1 << 16);
-    (input, String::from_utf8(out).unwrap(), stats)
+    let left = (stats.left_in_levels.iter())
+        .map(|(&id, &cost)| (table.symbol(id).name.clone(), cost))
+        .collect();
+    (input, String::from_utf8(out).unwrap(), stats, left)
 }
 
 #[test]
 fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
     let dir = crate::util::scratch("called-back");
-    let (input, out, stats) = fixture_rewritten(&dir, "node-fib");
+    let (input, out, stats, left) = fixture_rewritten(&dir, "node-fib");
     assert_eq!(deflated(&input, |o| o == "???"), []);
     let names: Vec<String> = deflated(&out, |o| o.ends_with(".dump"))
         .into_iter()
@@ -290,8 +299,24 @@ fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
         "{:?}",
         stats.reentry
     );
+    // Three of the eight are called at two levels, and their
+    // continuations called back what the calls into them keep: the
+    // summary names them with what their callers' calls hold over what
+    // they ran, at every level.
+    let mut named: Vec<&str> = left.iter().map(|(name, _)| name.as_str()).collect();
+    named.sort_unstable();
+    assert_eq!(named, ["normalizeString", "resolve", "setOwnProperty"]);
+    for (name, cost) in &left {
+        let levels = flows.iter().filter(|((_, f), _)| {
+            f == name
+                || f.strip_prefix(name.as_str())
+                    .is_some_and(|l| l.starts_with('\''))
+        });
+        let over: u64 = levels.map(|(_, [own, out, into])| into - own - out).sum();
+        assert_eq!(over, *cost, "{name}");
+    }
     // The one function so on the OpenJDK fixture (README).
-    let (input, out, _) = fixture_rewritten(&dir, "java-hot");
+    let (input, out, _, _) = fixture_rewritten(&dir, "java-hot");
     assert_eq!(deflated(&input, |o| o == "???"), []);
     let java = deflated(&out, |o| o.ends_with(".map"));
     let names: Vec<&str> = java.iter().map(|((_, f), _, _)| f.as_str()).collect();

@@ -291,6 +291,30 @@ fn each_rewrite_count_has_its_line_only_where_not_zero() {
 }
 
 #[test]
+fn functions_that_keep_what_they_called_back_are_named_costliest_first() {
+    let map: String = (0..7)
+        .map(|i| format!("{:x} 10 f{i}\n", 0x1000 * (i + 1)))
+        .collect();
+    let table = table(map.as_bytes());
+    let id = |i: u64| table.lookup(0x1000 * (i + 1)).unwrap().symbol;
+    let mut stats = stats(1_000);
+    // f6 keeps nothing: not in the map. Costs 100, 200, ... with f2 and
+    // f3 tied at 300 (by symbol number then).
+    let costs = [(0, 100), (1, 200), (2, 300), (3, 300), (4, 500), (5, 600)];
+    stats.left_in_levels = costs.map(|(i, c)| (id(i), c)).into();
+    let said = lines(&report(table, stats));
+    let note: Vec<&String> = said
+        .iter()
+        .filter(|l| l.contains("recursion levels called"))
+        .collect();
+    assert_eq!(note.len(), 1, "{said:#?}");
+    let start = "note: re-entry: 6 JIT functions called at several recursion levels called continuations back that stay in the calls into them";
+    assert!(note[0].starts_with(start), "{}", note[0]);
+    let end = "(Ir): 'f5' 600, 'f4' 500, 'f2' 300, 'f3' 300, 'f1' 200 and 1 more";
+    assert!(note[0].ends_with(end), "{}", note[0]);
+}
+
+#[test]
 fn code_loaded_over_code_without_epochs_is_a_warning_naming_both() {
     let table = table(b"1000 10 old\n1000 10 new\n");
     let new = table.lookup(0x1000).unwrap().symbol;

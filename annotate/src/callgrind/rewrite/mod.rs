@@ -194,6 +194,7 @@ impl<'t> Rewriter<'t> {
             Some(taken) => {
                 (self.stats.reentry.unplaced, self.stats.reentry.resumed) = taken.unplaced();
                 self.stats.reentry.entry_points = taken.entry_points();
+                self.stats.left_in_levels = taken.left_in_levels().clone();
                 None
             }
             None => {
@@ -204,6 +205,7 @@ impl<'t> Rewriter<'t> {
         };
         if let Some(plan) = &plan {
             (self.stats.reentry.unplaced, self.stats.reentry.resumed) = plan.unplaced();
+            self.stats.left_in_levels = plan.left_in_levels().clone();
         }
         Ok((self.stats, plan))
     }

@@ -2,10 +2,10 @@
 //! the continuations it called back, from its entry block or from its
 //! own continuations, out of the calls into it (`Plan::called_back`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
-use super::plan::{first, CalledBack, Share};
+use super::plan::{first, CalledBack, CalledBackShares, Share};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};
 use crate::symbols::SymbolId;
@@ -18,30 +18,25 @@ impl Noted {
     /// continuations called from `x`'s block at an entry come out of the
     /// calls into that block; those called from a continuation of `x`
     /// (folded into it), out of the calls into `x` where they all call it
-    /// under one name (see [`Noted::one_name_called`]). Calls made by a
-    /// function whose arcs give back continuations of its own (`giving`)
-    /// are left out, so that no arc gives twice.
+    /// under one name (see [`Noted::names_called`]); where they call it
+    /// under several, they stay, and their first-event cost is given per
+    /// `x` (the second map), for the summary. Calls made by a function
+    /// whose arcs give back continuations of its own (`giving`) are left
+    /// out, so that no arc gives twice.
     pub(super) fn called_back_shares(
         &self,
         sites: &Sites,
         names: &Interner,
         entry: &impl Fn(&Resumption) -> bool,
         (entries, giving): (&HashSet<(SymbolId, u64)>, &HashSet<Of>),
-    ) -> HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>> {
+    ) -> (CalledBackShares, BTreeMap<SymbolId, u64>) {
         let is_entry = |x: SymbolId, (at, start): Entered| start || entries.contains(&(x, at));
-        let one_name = self.one_name_called(is_entry);
+        let (one_name, several) = self.names_called(is_entry);
         let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
+        let mut left: BTreeMap<SymbolId, u64> = BTreeMap::new();
         for (&(resumption, name, entered), cost) in &self.called_back {
             let (part, f, addr, who) = resumption;
             let Who::Jit(x) = who else { continue };
-            let name = match is_entry(x, entered) {
-                true => name,
-                // called back from a continuation of `x`
-                false => match one_name.get(&(part, x)) {
-                    Some(&name) => name,
-                    None => continue,
-                },
-            };
             // Where `x` is the callee of the call the continuation returns
             // from, that arc gives it back already.
             let direct = match self.arcs_of(sites, (part, f), addr, who) {
@@ -49,11 +44,25 @@ impl Noted {
                 Some((Arcs::To(_), _)) => true,
                 _ => false,
             };
-            if !direct && !entry(&resumption) {
-                let (sum, resumed) = sums.entry((part, x, name)).or_default();
-                add(sum, cost);
-                resumed.insert(f);
+            if direct || entry(&resumption) {
+                continue;
             }
+            let name = match is_entry(x, entered) {
+                true => name,
+                // called back from a continuation of `x`
+                false => match one_name.get(&(part, x)) {
+                    Some(&name) => name,
+                    None => {
+                        if several.contains(&(part, x)) {
+                            *left.entry(x).or_default() += first(cost);
+                        }
+                        continue;
+                    }
+                },
+            };
+            let (sum, resumed) = sums.entry((part, x, name)).or_default();
+            add(sum, cost);
+            resumed.insert(f);
         }
         let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
@@ -70,19 +79,22 @@ impl Noted {
                 by_name.insert(names.name(name).to_vec(), CalledBack { share, resumed });
             }
         }
-        shares
+        (shares, left)
     }
 
     /// Per (part, JIT range), the one name the calls into its entries
-    /// call it under, where they call it under one. Where they call it
-    /// under several (levels of recursion, `fib'2`), a continuation of it
-    /// ran in one of those activations, and which one is not known:
-    /// taking it out of the wrong level's calls leaves those short of
-    /// what that level ran (V8's `resolve'2` read 1.41 times its calls).
-    /// None for a range a continuation of which calls its entry (BEAM's
-    /// shared stubs): those calls are inside its activations too, and
-    /// the calls into it would give back more than they held.
-    fn one_name_called(&self, is_entry: impl Fn(SymbolId, Entered) -> bool) -> HashMap<Of, Sym> {
+    /// call it under, where they call it under one; and the ranges they
+    /// call under several (levels of recursion, `fib'2`). There a
+    /// continuation of it ran in one of those activations, and which one
+    /// is not known: taking it out of the wrong level's calls leaves those
+    /// short of what that level ran (V8's `resolve'2` read 1.41 times its
+    /// calls). Neither for a range a continuation of which calls its entry
+    /// (BEAM's shared stubs): those calls are inside its activations too,
+    /// and the calls into it would give back more than they held.
+    fn names_called(
+        &self,
+        is_entry: impl Fn(SymbolId, Entered) -> bool,
+    ) -> (HashMap<Of, Sym>, HashSet<Of>) {
         let reentered: HashSet<Of> = (self.from_own.iter())
             .filter(|&&(_, x, block, call)| !is_entry(x, block) && is_entry(x, call))
             .map(|&(part, x, _, _)| (part, x))
@@ -93,13 +105,15 @@ impl Noted {
                 names.entry((part, x)).or_default().insert(name);
             }
         }
-        let one = |names: HashSet<Sym>| {
-            let mut names = names.into_iter();
-            names.next().filter(|_| names.next().is_none())
-        };
-        (names.into_iter())
-            .filter(|(of, _)| !reentered.contains(of))
-            .filter_map(|(of, names)| Some((of, one(names)?)))
-            .collect()
+        names.retain(|of, _| !reentered.contains(of));
+        let several = (names.iter())
+            .filter(|(_, names)| names.len() > 1)
+            .map(|(&of, _)| of)
+            .collect();
+        let one = |names: &HashSet<Sym>| names.iter().next().copied().filter(|_| names.len() == 1);
+        let one_name = (names.iter())
+            .filter_map(|(&of, names)| Some((of, one(names)?)))
+            .collect();
+        (one_name, several)
     }
 }

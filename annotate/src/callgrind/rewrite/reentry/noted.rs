@@ -205,7 +205,8 @@ impl Noted {
         let sites = self.sites_with_entries(&plan.entries, &outside);
         self.arc_shares(&mut plan, &sites, &entry, names);
         let giving: HashSet<Of> = plan.shares.keys().copied().collect();
-        plan.called_back = self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
+        (plan.called_back, plan.left_in_levels) =
+            self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
     }
 

@@ -3,7 +3,7 @@
 //! take a lower level, and which middles of JIT functions are entry
 //! points.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
@@ -29,6 +29,12 @@ impl Plan {
     /// (first event), for the summary.
     pub fn unplaced(&self) -> (u64, u64) {
         (self.unplaced, self.resumed)
+    }
+
+    /// Per JIT range called under several names, what its continuations
+    /// called back and the calls into it keep (first event).
+    pub fn left_in_levels(&self) -> &BTreeMap<SymbolId, u64> {
+        &self.left_in_levels
     }
 }
 
@@ -93,6 +99,11 @@ impl Share {
     }
 }
 
+/// Per (part, JIT range), by name, what the calls into it give back
+/// (keyed by the name's bytes, so that a call's name is looked up
+/// without copying it).
+pub(super) type CalledBackShares = HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>>;
+
 /// Continuations a JIT function `x` called back, out of the calls into
 /// it (see `Noted::called_back_shares`).
 #[derive(Debug)]
@@ -119,9 +130,11 @@ pub(in crate::callgrind) struct Plan {
     pub(super) entries: HashSet<(SymbolId, u64)>,
     /// Per (part, JIT range, name) that called continuations back, their
     /// cost out of the calls into it.
-    /// (Keyed by the name's bytes within, so that a call's name is looked
-    /// up without copying it.)
-    pub(super) called_back: HashMap<(u64, SymbolId), HashMap<Vec<u8>, CalledBack>>,
+    pub(super) called_back: CalledBackShares,
+    /// Per JIT range called under several names (recursion levels), the
+    /// first-event cost of the continuations its continuations called
+    /// back, left in the calls into it (see `Noted::called_back_shares`).
+    pub(super) left_in_levels: BTreeMap<SymbolId, u64>,
     /// First-event cost of continuations with no arc to take them from.
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.
