@@ -44,26 +44,14 @@ pub(super) fn rewrite_one(
     // A jitdump's functions are under the code image where one is written.
     let image_object = image.as_deref().map(object_name);
     let named = (symbols, image_object.as_deref());
-    let mut code_image = None;
-    let stats = match &target {
-        Target::Stdout => {
-            output::write_to_stdout(|file| rewrite_into(profile, file, named, allow))?
-        }
+    let (stats, code_image) = match &target {
+        Target::Stdout => (
+            output::write_to_stdout(|file| rewrite_into(profile, file, named, allow))?,
+            None,
+        ),
         Target::File(out) => {
-            check_profile_target(out, protected)?;
-            if let Some(image) = &image {
-                code_image::check_target(image, protected)?;
-            }
-            output::write_atomically(out, profile.mode, |file| {
-                let stats = rewrite_into(profile, file, named, allow)?;
-                if let Some(image) = &image {
-                    let named = stats.jit_cost.keys().copied();
-                    let mode = profile.mode & 0o666;
-                    let functions = code_image::write(symbols, named, image, mode)?;
-                    code_image = (functions > 0).then(|| (image.clone(), functions));
-                }
-                Ok(stats)
-            })?
+            let paths = (out.as_path(), image.as_deref());
+            write_with_image(profile, paths, named, protected, allow)?
         }
     };
     let output = match target {
@@ -77,6 +65,35 @@ pub(super) fn rewrite_one(
         code_image,
         epoch: super::Epoch::None,
     })
+}
+
+/// `profile` rewritten into the file `out`, and the code image of the JIT
+/// functions it names into `image` (where one is wanted): both written,
+/// or neither. Gives the counts, and the image written with how many
+/// functions it holds (none: no file).
+fn write_with_image(
+    profile: &Input,
+    (out, image): (&Path, Option<&Path>),
+    named: (&SymbolTable, Option<&str>),
+    protected: &[&Path],
+    allow: bool,
+) -> Result<(Stats, Option<(PathBuf, usize)>)> {
+    check_profile_target(out, protected)?;
+    if let Some(image) = image {
+        code_image::check_target(image, protected)?;
+    }
+    let mut code_image = None;
+    let stats = output::write_atomically(out, profile.mode, |file| {
+        let stats = rewrite_into(profile, file, named, allow)?;
+        if let Some(image) = image {
+            let functions = stats.jit_cost.keys().copied();
+            let mode = profile.mode & 0o666;
+            let written = code_image::write(named.0, functions, image, mode)?;
+            code_image = (written > 0).then(|| (image.to_path_buf(), written));
+        }
+        Ok(stats)
+    })?;
+    Ok((stats, code_image))
 }
 
 /// `--merge`: where a process's outputs are joined: `-o` (`-` for
