@@ -35,16 +35,9 @@ impl Noted {
         let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
         let mut left: BTreeMap<SymbolId, u64> = BTreeMap::new();
         for (&(resumption, name, entered), cost) in &self.called_back {
-            let (part, f, addr, who) = resumption;
+            let (part, f, _, who) = resumption;
             let Who::Jit(x) = who else { continue };
-            // Where `x` is the callee of the call the continuation returns
-            // from, that arc gives it back already.
-            let direct = match self.arcs_of(sites, (part, f), addr, who) {
-                Some((Arcs::Site(site), _)) => self.site_callees.contains(&((part, f), site, x)),
-                Some((Arcs::To(_), _)) => true,
-                _ => false,
-            };
-            if direct || entry(&resumption) {
+            if self.returns_from_a_call_into(sites, &resumption, x) || entry(&resumption) {
                 continue;
             }
             let name = match is_entry(x, entered) {
@@ -66,13 +59,7 @@ impl Noted {
         }
         let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
-            let mut into = Vec::new();
-            for ((entered, caller), calls) in self.into.get(&key).into_iter().flatten() {
-                let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
-                if is_entry(x, *entered) && caller.is_none_or(left) {
-                    add(&mut into, calls);
-                }
-            }
+            let into = self.calls_into(key, &resumed, giving, is_entry);
             if first(&into) > 0 {
                 let share = Share::new(&cost, &into);
                 let by_name = shares.entry((part, x)).or_default();
@@ -80,6 +67,43 @@ impl Noted {
             }
         }
         (shares, left)
+    }
+
+    /// True where `x` is the callee of the call the continuation of
+    /// `resumption` returns from: that arc gives it back already.
+    fn returns_from_a_call_into(
+        &self,
+        sites: &Sites,
+        resumption: &Resumption,
+        x: SymbolId,
+    ) -> bool {
+        let &(part, f, addr, who) = resumption;
+        match self.arcs_of(sites, (part, f), addr, who) {
+            Some((Arcs::Site(site), _)) => self.site_callees.contains(&((part, f), site, x)),
+            Some((Arcs::To(_), _)) => true,
+            _ => false,
+        }
+    }
+
+    /// What the calls into `x`'s entries under the name of `key` held,
+    /// but for those made by the functions `x` resumed (their own arcs
+    /// give back their continuations) or by one whose arcs give back
+    /// continuations of its own (`giving`).
+    fn calls_into(
+        &self,
+        key @ (part, x, _): NameOf,
+        resumed: &HashSet<SymbolId>,
+        giving: &HashSet<Of>,
+        is_entry: impl Fn(SymbolId, Entered) -> bool,
+    ) -> Vec<u64> {
+        let mut into = Vec::new();
+        for ((entered, caller), calls) in self.into.get(&key).into_iter().flatten() {
+            let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
+            if is_entry(x, *entered) && caller.is_none_or(left) {
+                add(&mut into, calls);
+            }
+        }
+        into
     }
 
     /// Per (part, JIT range), the one name the calls into its entries
