@@ -180,7 +180,7 @@ fn annotate_profiles(request: &Request, inputs: Inputs) -> Result<Vec<Report>> {
     let runs: Vec<Run> = groups.iter().map(|g| g.run.clone()).collect();
     let pids: Vec<Option<u32>> = runs.iter().map(|r| r.pid).collect();
     let provenances = match sources.is_empty() {
-        true => discovered(&groups, request, &mut protected)?,
+        true => discovered(&groups, &pids, request, &mut protected)?,
         false => provenance::given(&runs, sources, request.any_pid)?,
     };
     if request.merge && request.output.is_some() && groups.len() > 1 {
@@ -223,17 +223,18 @@ fn check_profiles(request: &Request, profiles: &[Input], empty: &[PathBuf]) -> R
     Ok(())
 }
 
-/// The symbol files found for each run, added to the files no output
-/// may replace (`protected`); an error where none was found for any.
+/// The symbol files found for each run (of `pids`), added to the files no
+/// output may replace (`protected`); an error where none was found for
+/// any.
 fn discovered(
     groups: &[Group],
+    pids: &[Option<u32>],
     request: &Request,
     protected: &mut Vec<PathBuf>,
 ) -> Result<Vec<Provenance>> {
     let found: Vec<Provenance> = groups.iter().map(|g| discover_for(g, request)).collect();
     if found.iter().all(|p| p.used.is_empty()) {
-        let pids: Vec<Option<u32>> = groups.iter().map(|g| g.run.pid).collect();
-        return Err(no_symbols(&pids, &found).into());
+        return Err(no_symbols(pids, &found).into());
     }
     let used = found.iter().flat_map(|p| p.used.iter());
     protected.extend(used.map(|i| i.path.clone()));

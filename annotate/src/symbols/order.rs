@@ -55,6 +55,16 @@ impl Order {
     }
 }
 
+/// True where `entries` lie in address order, disjoint and none empty
+/// (read up to the first that does not).
+pub fn all_in_order(entries: &[Entry]) -> bool {
+    let noted = entries.iter().try_fold(Order::default(), |mut order, e| {
+        order.note(e);
+        order.in_order.then_some(order)
+    });
+    noted.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +117,7 @@ mod tests {
             let whole = noted(&entries);
             let (a, b) = entries.split_at(cut);
             assert_eq!(whole.in_order(), in_order(&entries), "{entries:?}");
+            assert_eq!(all_in_order(&entries), in_order(&entries), "{entries:?}");
             assert_eq!(noted(a).then(noted(b)), whole, "{entries:?} at {cut}");
         }
     }

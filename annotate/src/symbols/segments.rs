@@ -68,12 +68,8 @@ impl Index {
     /// (else they are read to find out).
     pub fn of(table: &SymbolTable, in_order: Option<bool>) -> Index {
         let entries = &table.entries;
-        let starts = match in_order {
-            Some(true) => Some(entries.iter().step_by(STRIDE).map(|e| e.start).collect()),
-            Some(false) => None,
-            None => sampled_if_ordered(entries),
-        };
-        if let Some(starts) = starts {
+        if in_order.unwrap_or_else(|| super::order::all_in_order(entries)) {
+            let starts = entries.iter().step_by(STRIDE).map(|e| e.start).collect();
             return Index::Entries { starts };
         }
         if let Some(order) = super::lanes::address_order(&table.entries) {
@@ -169,23 +165,6 @@ fn entry_answer(entries: &[Entry], i: usize) -> Option<(Range<u64>, Hit)> {
         ambiguous: false,
     };
     Some((e.start..e.end(), hit))
-}
-
-/// Every [`STRIDE`]th entry's start, where the entries, in load order,
-/// lie in address order, none empty and none overlapping the next.
-fn sampled_if_ordered(entries: &[Entry]) -> Option<Vec<u64>> {
-    let mut starts = Vec::with_capacity(entries.len().div_ceil(STRIDE));
-    let mut end = 0;
-    for (i, e) in entries.iter().enumerate() {
-        if e.size == 0 || e.start < end {
-            return None;
-        }
-        if i % STRIDE == 0 {
-            starts.push(e.start);
-        }
-        end = e.end();
-    }
-    Some(starts)
 }
 
 /// A range's priority: `(rank, index)`, larger wins.

@@ -69,9 +69,7 @@ impl Rewriter<'_> {
     fn decoded_site<'t>(&mut self, text: &'t [u8]) -> Res<Option<Site<'t>>> {
         match self.part.block {
             Block::Jit(symbol) => {
-                let (pos, costs) = self.decode(text)?;
-                first_cost(costs)?;
-                self.reader.set_pos(pos);
+                let (pos, costs) = self.decode_tracked(text)?;
                 let (owner, file, out) = self.naming.locate(&self.cols, symbol, pos);
                 Ok(Some(Site {
                     owner,
@@ -83,6 +81,15 @@ impl Rewriter<'_> {
             Block::Unnamed(_) => self.unnamed_site(text),
             Block::Native => Ok(None),
         }
+    }
+
+    /// The position line `text` decoded (its first cost checked), its
+    /// position the reader's from now on.
+    fn decode_tracked<'t>(&mut self, text: &'t [u8]) -> Res<(Pos, &'t [u8])> {
+        let (pos, costs) = self.decode(text)?;
+        first_cost(costs)?;
+        self.reader.set_pos(pos);
+        Ok((pos, costs))
     }
 
     /// A call into `callee`'s middle, folded: the callee's lines are its
@@ -99,12 +106,7 @@ impl Rewriter<'_> {
         self.stats.folded_calls += 1;
         let costs = match costs {
             Some(costs) => costs,
-            None => {
-                let (pos, costs) = self.decode(text)?;
-                first_cost(costs)?;
-                self.reader.set_pos(pos);
-                costs
-            }
+            None => self.decode_tracked(text)?.1,
         };
         self.writer.synced = false;
         if let (Some(owner), Some(site)) = (owner, at) {
