@@ -182,17 +182,14 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         SourceKind::Jitdump => 1,
     };
     let end_of = |i: usize| entries[i].end();
-    let mut order: Vec<u32> = (0..entries.len() as u32)
-        .filter(|&i| entries[i as usize].size > 0)
-        .collect();
-    order.sort_by_key(|&i| entries[i as usize].start);
+    let order = by_start(entries);
     let names = overlapping_names(table, &order);
     let mut active: Vec<Priority> = Vec::new();
     let mut ends: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut segments: Vec<Segment> = Vec::with_capacity(order.len());
     let mut next = 0;
     while next < order.len() || !ends.is_empty() {
-        let next_start = order.get(next).map(|&i| entries[i as usize].start);
+        let next_start = order.get(next).map(|&(start, _)| start);
         let next_end = ends.peek().map(|Reverse((end, _))| *end);
         let addr = next_start.into_iter().chain(next_end).min().unwrap_or(0);
         while let Some(&Reverse((_, i))) = ends.peek().filter(|r| r.0 .0 == addr) {
@@ -200,10 +197,7 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
             let p = (rank(i as usize), SymbolId(i));
             active.retain(|&a| a != p);
         }
-        while let Some(&i) = order
-            .get(next)
-            .filter(|&&i| entries[i as usize].start == addr)
-        {
+        while let Some(&(_, i)) = order.get(next).filter(|&&(start, _)| start == addr) {
             next += 1;
             let p = (rank(i as usize), SymbolId(i));
             let at = active.partition_point(|&a| a < p);
@@ -212,7 +206,7 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
         }
         let boundary = order
             .get(next)
-            .map(|&i| entries[i as usize].start)
+            .map(|&(start, _)| start)
             .into_iter()
             .chain(ends.peek().map(|Reverse((end, _))| *end))
             .min();
@@ -233,6 +227,18 @@ fn build(table: &SymbolTable) -> Vec<Segment> {
     segments
 }
 
+/// The non-empty ranges' starts and numbers, by start and, for one
+/// start, in load order (as a stable sort by start gives them: the pairs
+/// sort directly, with no lookup of each entry at each comparison).
+fn by_start(entries: &[Entry]) -> Vec<(u64, u32)> {
+    let mut order: Vec<(u64, u32)> = (entries.iter().enumerate())
+        .filter(|(_, e)| e.size > 0)
+        .map(|(i, e)| (e.start, i as u32))
+        .collect();
+    order.sort_unstable();
+    order
+}
+
 /// True when a range below the top one (of up to eight) has another name.
 fn disagree(names: &[u128], active: &[Priority]) -> bool {
     let (_, top) = active[active.len() - 1];
@@ -250,14 +256,13 @@ fn disagree(names: &[u128], active: &[Priority]) -> bool {
 /// time in address order, each by positioned reads, they were most of
 /// indexing a large V8 map (its code moves, and addresses are used
 /// again). By symbol number; 0 for a range that overlaps none.
-fn overlapping_names(table: &SymbolTable, order: &[u32]) -> Vec<u128> {
+fn overlapping_names(table: &SymbolTable, order: &[(u64, u32)]) -> Vec<u128> {
     let entries = &table.entries;
     let end_of = |i: u32| entries[i as usize].end();
     let mut overlapping = Vec::new();
     let mut reach = 0;
-    for (k, &i) in order.iter().enumerate() {
-        let start = entries[i as usize].start;
-        let next_start = order.get(k + 1).map(|&n| entries[n as usize].start);
+    for (k, &(start, i)) in order.iter().enumerate() {
+        let next_start = order.get(k + 1).map(|&(next, _)| next);
         if start < reach || next_start.is_some_and(|next| next < end_of(i)) {
             overlapping.push(i);
         }
