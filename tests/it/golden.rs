@@ -120,7 +120,9 @@ macro_rules! cases {
 
 cases! {
     called_back = "called-back",
+    called_back_each_level = "called-back-each-level",
     called_back_from_continuation = "called-back-from-continuation",
+    called_back_levels_over = "called-back-levels-over",
     called_back_lines = "called-back-lines",
     called_back_reentered = "called-back-reentered",
     called_back_two_levels = "called-back-two-levels",

@@ -229,29 +229,12 @@ pub fn deflated(profile: &str, objects: impl Fn(&str) -> bool) -> Vec<(Function,
         .collect()
 }
 
-/// A continuation called back through builtins (`Module.load -> Call
-/// builtins -> noop -> middle of Module.load`): the calls into `noop`
-/// held the rest of `Module.load` (70,534,372 Ir for 172 of its own), so
-/// callgrind_annotate showed `noop` at 14% inclusive. The calls into the
-/// function that called the continuation back give it back. On Node's
-/// fixture 20 JIT functions were so over what they ran. Then 13: their
-/// continuation blocks (folded into them) called the continuations back.
-/// Those come out of the calls into the function where they all call it
-/// under one name; 8 remain, each called under several levels' names
-/// (`setOwnProperty` and `setOwnProperty'2`), and callgrind's own profile
-/// has none.
 /// The real fixture `name`'s profile and its annotated output, with the
-/// rewrite's counts and, by name, what the calls into functions called
-/// at several levels keep of what they called back.
+/// rewrite's counts.
 fn fixture_rewritten(
     dir: &std::path::Path,
     name: &str,
-) -> (
-    String,
-    String,
-    annotate::callgrind::Stats,
-    Vec<(String, u64)>,
-) {
+) -> (String, String, annotate::callgrind::Stats) {
     let fixture = crate::util::fixture(name);
     let (profile, sources) = crate::every_fixture::all_fixtures(dir)
         .into_iter()
@@ -260,22 +243,31 @@ fn fixture_rewritten(
     let input = std::fs::read_to_string(&profile).unwrap();
     let table = crate::rewriting::table_for(Some(&profile), &sources);
     let (out, stats) = crate::rewriting::rewrite_bytes(input.as_bytes(), &table, 1 << 16);
-    let left = (stats.left_in_levels.iter())
-        .map(|(&id, &cost)| (table.symbol(id).name.clone(), cost))
-        .collect();
-    (input, String::from_utf8(out).unwrap(), stats, left)
+    (input, String::from_utf8(out).unwrap(), stats)
 }
 
+/// A continuation called back through builtins (`Module.load -> Call
+/// builtins -> noop -> middle of Module.load`): the calls into `noop`
+/// held the rest of `Module.load` (70,534,372 Ir for 172 of its own), so
+/// callgrind_annotate showed `noop` at 14% inclusive. The calls into the
+/// function that called the continuation back give it back. On Node's
+/// fixture 20 JIT functions were so over what they ran. Then 13: their
+/// continuation blocks (folded into them) called the continuations back.
+/// Those come out of the calls into the function where they all call it
+/// under one name. Then 8, each called under several levels' names
+/// (`setOwnProperty` and `setOwnProperty'2`): those come out of each
+/// level's calls, as far as they hold more than the level ran. 2 remain
+/// (`sumTo'2`, `wrappedFn'2`), and callgrind's own profile has none.
 #[test]
 fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
     let dir = crate::util::scratch("called-back");
-    let (input, out, stats, left) = fixture_rewritten(&dir, "node-fib");
+    let (input, out, stats) = fixture_rewritten(&dir, "node-fib");
     assert_eq!(deflated(&input, |o| o == "???"), []);
     let names: Vec<String> = deflated(&out, |o| o.ends_with(".dump"))
         .into_iter()
         .map(|((_, f), _, _)| f)
         .collect();
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 2, "{names:?}");
     for fixed in [
         "noop",
         "Module._findPath",
@@ -287,36 +279,58 @@ fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
         "getHighWaterMark",
         "writeSync",
         "emitBeforeScript",
+        // called at two levels: out of each level's calls
+        "setOwnProperty",
+        "setOwnProperty'2",
+        "normalizeString",
+        "normalizeString'2",
+        "resolve",
+        "resolve'2",
     ] {
         assert!(!names.iter().any(|n| n == fixed), "{fixed}: {names:?}");
     }
     let flows = flows(&out);
     let noop = flows.iter().find(|((_, f), _)| f == "noop").unwrap().1;
     assert!(noop[2] < 1000, "{noop:?}");
-    // 211,740,446 Ir given back without the continuation blocks' calls
+    // 211,740,446 Ir given back without the continuation blocks' calls,
+    // 353,703,033 without the levels'
     assert!(
-        stats.reentry.called_back > 350_000_000,
+        stats.reentry.called_back > 490_000_000,
         "{:?}",
         stats.reentry
     );
-    // Three of the eight are called at two levels, and their
-    // continuations called back what the calls into them keep: the
-    // summary names them with what their callers' calls hold over what
-    // they ran, at every level.
-    let mut named: Vec<&str> = left.iter().map(|(name, _)| name.as_str()).collect();
-    named.sort_unstable();
-    assert_eq!(named, ["normalizeString", "resolve", "setOwnProperty"]);
-    for (name, cost) in &left {
-        let levels = flows.iter().filter(|((_, f), _)| {
-            f == name
-                || f.strip_prefix(name.as_str())
-                    .is_some_and(|l| l.starts_with('\''))
-        });
-        let over: u64 = levels.map(|(_, [own, out, into])| into - own - out).sum();
-        assert_eq!(over, *cost, "{name}");
+    // Three are called at two levels, and their continuations called
+    // back what the calls into them held: 141,876,669 Ir, 958,094 and
+    // 191,512, left in those calls until each level's calls gave back
+    // what they held over what it ran. Each level's callers now hold what
+    // it ran, within 4% (normalizeString's levels held 11,346 Ir more
+    // than it called back, as the plan reckons what they ran: that stays,
+    // both levels at one ratio), and within 1,000 Ir where the callers
+    // hold less.
+    let levels = ["setOwnProperty", "normalizeString", "resolve"];
+    let of_levels = (flows.iter()).filter(|((_, f), _)| {
+        let level = |n: &&str| {
+            f.strip_prefix(*n)
+                .is_some_and(|l| l.is_empty() || l.starts_with('\''))
+        };
+        levels.iter().any(level)
+    });
+    let mut into_levels = BTreeMap::new();
+    for ((_, name), &[own, out, into]) in of_levels {
+        let ran = own + out;
+        assert!(
+            into as f64 <= 1.04 * ran as f64,
+            "{name}: {into} into, {ran} ran"
+        );
+        assert!(into + 1000 >= ran, "{name}: {into} into, {ran} ran");
+        into_levels.insert(name.as_str(), into);
     }
+    assert_eq!(into_levels.len(), 6);
+    // (README: 71,074,193 and 70,846,077 Ir before)
+    assert_eq!(into_levels["setOwnProperty"], 21_836);
+    assert_eq!(into_levels["setOwnProperty'2"], 21_766);
     // The one function so on the OpenJDK fixture (README).
-    let (input, out, _, _) = fixture_rewritten(&dir, "java-hot");
+    let (input, out, _) = fixture_rewritten(&dir, "java-hot");
     assert_eq!(deflated(&input, |o| o == "???"), []);
     let java = deflated(&out, |o| o.ends_with(".map"));
     let names: Vec<&str> = java.iter().map(|((_, f), _, _)| f.as_str()).collect();

@@ -65,11 +65,6 @@ pub struct Stats {
     pub unnamed_cost: HashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
     pub ambiguous: BTreeSet<SymbolId>,
-    /// JIT functions called under several names (recursion levels) whose
-    /// continuations called continuations back: the first-event cost of
-    /// those the calls into them keep (which level's calls held each is
-    /// not known), so their callers hold more than they ran.
-    pub left_in_levels: BTreeMap<SymbolId, u64>,
     /// jit-client's live-mode images the profile names as objects: the
     /// code in them Valgrind named itself (one function an image).
     pub live_images: BTreeSet<String>,
@@ -153,9 +148,6 @@ impl Stats {
             *self.unnamed_cost.entry(k).or_default() += v;
         }
         self.ambiguous.extend(&other.ambiguous);
-        for (&k, &v) in &other.left_in_levels {
-            *self.left_in_levels.entry(k).or_default() += v;
-        }
         self.live_images.extend(other.live_images.iter().cloned());
         self.folded_calls += other.folded_calls;
         self.level_calls += other.level_calls;
@@ -216,7 +208,6 @@ mod tests {
             jit_cost: [(SymbolId(1), n + 1), (SymbolId(n as u32 + 10), n + 2)].into(),
             unnamed_cost: [(0x10, n + 3), (0x100 + n, n + 4)].into(),
             ambiguous: [SymbolId(n as u32)].into(),
-            left_in_levels: [(SymbolId(2), n + 20), (SymbolId(n as u32 + 20), n + 21)].into(),
             live_images: [format!("image{n}")].into(),
             folded_calls: n + 5,
             level_calls: n + 6,
@@ -258,9 +249,6 @@ mod tests {
         unnamed.sort();
         assert_eq!(unnamed, [(0x10, a + b + 6), (0x164, a + 4), (0x4e8, b + 4)]);
         assert_eq!(all.ambiguous, [SymbolId(100), SymbolId(1000)].into());
-        let left =
-            [(2, a + b + 40), (120, a + 21), (1020, b + 21)].map(|(id, v)| (SymbolId(id), v));
-        assert_eq!(all.left_in_levels, left.into());
         assert_eq!(all.live_images.len(), 2);
         let sums = [
             all.folded_calls,

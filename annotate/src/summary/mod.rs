@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::callgrind::{Ending, ReadBack, Reading, Stats};
 use crate::command::{Epoch, Report, Rewritten};
-use crate::symbols::{SymbolId, SymbolTable};
+use crate::symbols::SymbolTable;
 
 /// How many unnamed addresses and ambiguous functions to list.
 const TOP: usize = 5;
@@ -239,7 +239,6 @@ fn problems(s: &mut String, table: &SymbolTable, all: &Stats) {
     address_reuse(s, table, all, event);
     calls(s, all, event);
     reentry(s, all, event);
-    left_in_levels(s, table, all, event);
     if all.unknown_lines > 0 {
         let _ = writeln!(
             s,
@@ -340,30 +339,6 @@ fn reentry(s: &mut String, all: &Stats, event: &str) {
             percent(all.reentry.unplaced, all.reentry.resumed)
         );
     }
-}
-
-/// The JIT functions whose callers' calls keep continuations they called
-/// back, because they are called at several recursion levels: a reader
-/// that takes inclusive cost from the callers shows them too high.
-fn left_in_levels(s: &mut String, table: &SymbolTable, all: &Stats, event: &str) {
-    if all.left_in_levels.is_empty() {
-        return;
-    }
-    let mut left: Vec<(SymbolId, u64)> = all.left_in_levels.iter().map(|(&k, &v)| (k, v)).collect();
-    left.sort_by_key(|&(id, cost)| (std::cmp::Reverse(cost), id));
-    let named: Vec<String> = (left.iter().take(TOP))
-        .map(|&(id, cost)| format!("'{}' {}", table.symbol(id).name, group(cost)))
-        .collect();
-    let more = match left.len() > TOP {
-        true => format!(" and {} more", left.len() - TOP),
-        false => String::new(),
-    };
-    let _ = writeln!(
-        s,
-        "note: re-entry: {} JIT functions called at several recursion levels called continuations back that stay in the calls into them (which level's calls held each is not known), so callgrind_annotate shows their inclusive cost that much too high ({event}): {}{more}",
-        left.len(),
-        named.join(", "),
-    );
 }
 
 /// What building the symbol table left out or found wrong.

@@ -291,40 +291,6 @@ fn each_rewrite_count_has_its_line_only_where_not_zero() {
 }
 
 #[test]
-fn functions_that_keep_what_they_called_back_are_named_costliest_first() {
-    let map: String = (0..7)
-        .map(|i| format!("{:x} 10 f{i}\n", 0x1000 * (i + 1)))
-        .collect();
-    // The note of a report with `left` (by function number in the map).
-    let note = |left: &[(u64, u64)]| {
-        let table = table(map.as_bytes());
-        let id = |i: u64| table.lookup(0x1000 * (i + 1)).unwrap().symbol;
-        let mut stats = stats(1_000);
-        stats.left_in_levels = left.iter().map(|&(i, c)| (id(i), c)).collect();
-        let said = lines(&report(table, stats));
-        let note: Vec<String> = (said.into_iter())
-            .filter(|l| l.contains("recursion levels called"))
-            .collect();
-        assert_eq!(note.len(), 1, "{note:#?}");
-        note[0].clone()
-    };
-    // f6 keeps nothing: not in the map. f2 and f3 tie at 300 (by symbol
-    // number then).
-    let costs = [(0, 100), (1, 200), (2, 300), (3, 300), (4, 500), (5, 600)];
-    let six = note(&costs);
-    let start = "note: re-entry: 6 JIT functions called at several recursion levels called continuations back that stay in the calls into them";
-    assert!(six.starts_with(start), "{six}");
-    let end = "(Ir): 'f5' 600, 'f4' 500, 'f2' 300, 'f3' 300, 'f1' 200 and 1 more";
-    assert!(six.ends_with(end), "{six}");
-    // Five: all named.
-    let five = note(&costs[1..]);
-    assert!(
-        five.ends_with("(Ir): 'f5' 600, 'f4' 500, 'f2' 300, 'f3' 300, 'f1' 200"),
-        "{five}"
-    );
-}
-
-#[test]
 fn code_loaded_over_code_without_epochs_is_a_warning_naming_both() {
     let table = table(b"1000 10 old\n1000 10 new\n");
     let new = table.lookup(0x1000).unwrap().symbol;

@@ -82,6 +82,8 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
         match record {
             Record::Cost { at, pos, costs } => {
                 let values = numbers(&costs);
+                let first = values.first().copied().unwrap_or(0);
+                called_back.ran(symbols, &at, first, None);
                 let (place, _) = place(symbols, &at, &pos, &columns);
                 sums.add((place, None), values);
             }
@@ -120,8 +122,18 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                 // Rule 4's exception: a call between levels is no arc of rule 8's.
                 let kept = symbols.between_levels(from, &place, &callee);
                 let key = transfer_key(symbols, place, kind, &target, &target_pos, &columns);
-                if key.1.as_ref().is_some_and(|t| t.0 == "calls") && !kept {
-                    called_back.call(symbols, (&at, from, site), &callee, &key);
+                if key.1.as_ref().is_some_and(|t| t.0 == "calls") {
+                    let first = numbers(&costs).first().copied().unwrap_or(0);
+                    let target = &key.1.as_ref().unwrap().1;
+                    let made = (
+                        from.map(|f| f.start),
+                        site,
+                        who(callee.range, &target[0], &target[2]),
+                    );
+                    called_back.ran(symbols, &at, first, Some((&key, made)));
+                    if !kept {
+                        called_back.call(symbols, (&at, from, site), &callee, &key);
+                    }
                 }
                 let mut values = counts(&count);
                 values.extend(numbers(&costs));
@@ -204,13 +216,16 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
             giving.insert(f);
         }
     }
-    reentries.extend(called_back.reentries(&by_site, &by_callee, &giving));
+    let by_level = symbols.entry_points.borrow().is_empty();
+    let first = (&reentries[..], &sums);
+    let second = called_back.reentries((&by_site, &by_callee), &giving, first, by_level);
+    reentries.extend(second);
     (sums, folded, reentries)
 }
 
 /// The cost the arcs `keys` hold in `sums`, per event (their count left
 /// out).
-fn held_by(sums: &Sums, keys: &[Key]) -> Vec<u64> {
+pub(super) fn held_by(sums: &Sums, keys: &[Key]) -> Vec<u64> {
     let mut held = Vec::new();
     for key in keys {
         if let Some(values) = sums.0.get(key) {

@@ -111,6 +111,15 @@
 //!    `x`), the same holds of the calls into `x` if they all call it
 //!    under one name and no continuation of `x` calls `x` (those calls
 //!    would be inside an activation of `x` as well: BEAM's shared stubs).
+//!    Where they call it under several names (recursion levels), and no
+//!    call of the profile enters a range at an entry point in its middle,
+//!    the calls into each name lose what they hold over what `x` ran
+//!    under that name (the cost records of its blocks written under it,
+//!    and the calls they made that stay calls, less each such call's
+//!    part, rounded down, of what rule 8's first part takes out of the
+//!    arcs it is among), all of it where the continuations cost as much;
+//!    else what the continuations do not cover stays with the names in
+//!    proportion to what `x` ran under each, rounded up.
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of

@@ -64,6 +64,7 @@ impl Rewriter<'_> {
                 if let Some(file) = file {
                     self.emit().switch_file(file)?;
                 }
+                self.note_ran(cost);
                 match self.part.stretch {
                     Some(_) => self.add_to_stretch(out, costs, cost)?,
                     None => self.part.last_own = Some(out),

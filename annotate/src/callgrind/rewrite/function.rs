@@ -17,6 +17,7 @@ impl Rewriter<'_> {
             Key::Ob | Key::Fl => {
                 self.end_block()?;
                 self.part.block = Block::Native;
+                self.note_block();
                 let which = match key {
                     Key::Ob => Sets::Object,
                     _ => Sets::FunctionFile,
@@ -80,6 +81,7 @@ impl Rewriter<'_> {
             FnKind::Unnamed(addr) => Block::Unnamed(addr),
             FnKind::Native | FnKind::Renamed(_) => Block::Native,
         };
+        self.note_block();
         Ok(())
     }
 

@@ -194,18 +194,17 @@ impl<'t> Rewriter<'t> {
             Some(taken) => {
                 (self.stats.reentry.unplaced, self.stats.reentry.resumed) = taken.unplaced();
                 self.stats.reentry.entry_points = taken.entry_points();
-                self.stats.left_in_levels = taken.left_in_levels().clone();
                 None
             }
             None => {
                 let instr = self.cols.index(Column::Instr).is_some();
                 let outside = self.naming.symbols.outside();
+                self.reentry.noted.settle_ran();
                 self.reentry.noted.plan(&self.naming.names, instr, outside)
             }
         };
         if let Some(plan) = &plan {
             (self.stats.reentry.unplaced, self.stats.reentry.resumed) = plan.unplaced();
-            self.stats.left_in_levels = plan.left_in_levels().clone();
         }
         Ok((self.stats, plan))
     }

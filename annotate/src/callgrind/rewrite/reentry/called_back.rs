@@ -2,12 +2,13 @@
 //! the continuations it called back, from its entry block or from its
 //! own continuations, out of the calls into it (`Plan::called_back`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
+use super::by_level::{Known, Sums};
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
 use super::plan::{first, CalledBack, CalledBackShares, Share};
 use super::{Arcs, Entered, Of, Who};
-use crate::callgrind::rewrite::ids::{Interner, Sym};
+use crate::callgrind::rewrite::ids::Sym;
 use crate::symbols::SymbolId;
 
 impl Noted {
@@ -19,21 +20,21 @@ impl Noted {
     /// calls into that block; those called from a continuation of `x`
     /// (folded into it), out of the calls into `x` where they all call it
     /// under one name (see [`Noted::names_called`]); where they call it
-    /// under several, they stay, and their first-event cost is given per
-    /// `x` (the second map), for the summary. Calls made by a function
-    /// whose arcs give back continuations of its own (`giving`) are left
-    /// out, so that no arc gives twice.
-    pub(super) fn called_back_shares(
+    /// under several, out of each name's calls as far as they hold more
+    /// than `x` ran under that name (see [`Noted::by_level`]). Calls made
+    /// by a function whose arcs give back continuations of its own
+    /// (`giving`) are left out, so that no arc gives twice.
+    pub(super) fn called_back_shares<O: Fn(u64) -> bool>(
         &self,
         sites: &Sites,
-        names: &Interner,
         entry: &impl Fn(&Resumption) -> bool,
-        (entries, giving): (&HashSet<(SymbolId, u64)>, &HashSet<Of>),
-    ) -> (CalledBackShares, BTreeMap<SymbolId, u64>) {
+        known: &Known<O>,
+    ) -> CalledBackShares {
+        let entries = &known.plan.entries;
         let is_entry = |x: SymbolId, (at, start): Entered| start || entries.contains(&(x, at));
         let (one_name, several) = self.names_called(is_entry);
-        let mut sums: HashMap<NameOf, (Vec<u64>, HashSet<SymbolId>)> = HashMap::new();
-        let mut left: BTreeMap<SymbolId, u64> = BTreeMap::new();
+        let mut sums: Sums<NameOf> = HashMap::new();
+        let mut by_levels: Sums<Of> = HashMap::new();
         for (&(resumption, name, entered), cost) in &self.called_back {
             let (part, f, _, who) = resumption;
             let Who::Jit(x) = who else { continue };
@@ -47,7 +48,9 @@ impl Noted {
                     Some(&name) => name,
                     None => {
                         if several.contains(&(part, x)) {
-                            *left.entry(x).or_default() += first(cost);
+                            let (sum, resumed) = by_levels.entry((part, x)).or_default();
+                            add(sum, cost);
+                            resumed.insert(f);
                         }
                         continue;
                     }
@@ -57,16 +60,29 @@ impl Noted {
             add(sum, cost);
             resumed.insert(f);
         }
+        // (see `by_level` for why not where the plan found entry points)
+        let by_levels = by_levels
+            .into_iter()
+            .filter(|_| known.plan.entries.is_empty());
+        for (of, (cost, resumed)) in by_levels {
+            let cuts = self.by_level(of, (&cost, &resumed), &sums, known, is_entry);
+            for (name, cut) in cuts {
+                let (sum, from) = sums.entry((of.0, of.1, name)).or_default();
+                add(sum, &cut);
+                from.extend(&resumed);
+            }
+        }
         let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
-            let into = self.calls_into(key, &resumed, giving, is_entry);
+            let into = self.calls_into(key, &resumed, known.giving, is_entry);
             if first(&into) > 0 {
                 let share = Share::new(&cost, &into);
                 let by_name = shares.entry((part, x)).or_default();
-                by_name.insert(names.name(name).to_vec(), CalledBack { share, resumed });
+                let name = known.names.name(name).to_vec();
+                by_name.insert(name, CalledBack { share, resumed });
             }
         }
-        (shares, left)
+        shares
     }
 
     /// True where `x` is the callee of the call the continuation of
@@ -89,7 +105,7 @@ impl Noted {
     /// but for those made by the functions `x` resumed (their own arcs
     /// give back their continuations) or by one whose arcs give back
     /// continuations of its own (`giving`).
-    fn calls_into(
+    pub(super) fn calls_into(
         &self,
         key @ (part, x, _): NameOf,
         resumed: &HashSet<SymbolId>,

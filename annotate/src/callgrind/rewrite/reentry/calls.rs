@@ -49,6 +49,27 @@ impl Rewriter<'_> {
         Ok(add_costs(calls, costs)?)
     }
 
+    /// In the first pass, a block begins (its function's `fn=`, or an
+    /// `ob=`/`fl=` that leaves it): what a JIT block runs is noted from
+    /// now on (`Noted::ran`).
+    pub(in crate::callgrind::rewrite) fn note_block(&mut self) {
+        if self.reentry.plan.is_none() {
+            let jit = self.part.jit_block_at();
+            let block =
+                jit.map(|(symbol, name, (_, entry))| (self.stats.parts, symbol, name, entry));
+            self.reentry.noted.block_begins(block);
+        }
+    }
+
+    /// `cost` (first event) that the current JIT block ran, noted in the
+    /// first pass: a cost line, or a call it made that stays one. Code of
+    /// another function it jumped into counts: the block is written with
+    /// a call to it.
+    #[inline]
+    pub(in crate::callgrind::rewrite) fn note_ran(&mut self, cost: u64) {
+        self.reentry.noted.ran(cost);
+    }
+
     /// In the first pass, a JIT callee's range and name, the address
     /// called, and whether it is an entry.
     fn first_pass_jit(&self, callee: Option<FnRef>) -> Option<(Named, u64, bool)> {

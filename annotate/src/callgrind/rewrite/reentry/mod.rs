@@ -67,10 +67,11 @@
 use super::ids::{Interner, Sym};
 use super::naming::FnKind;
 use super::{FnRef, Res, Rewriter};
-use crate::callgrind::format::position::add_costs;
+use crate::callgrind::format::position::{add_costs, first_cost};
 use crate::callgrind::rewrite::naming::JitName;
 use crate::symbols::SymbolId;
 
+mod by_level;
 mod called_back;
 mod calls;
 mod levels;
@@ -213,6 +214,10 @@ impl Rewriter<'_> {
                 noted.callees.entry((part, owner, callee)).or_default(),
                 costs,
             )?;
+            if let Some((block, name, (_, entry))) = self.part.jit_block_at() {
+                let arc = ((part, block, name, entry), owner, site, callee);
+                *noted.ran_arcs.entry(arc).or_default() += first_cost(costs)?;
+            }
             return Ok(None);
         };
         let Some(shares) = plan.shares.get_mut(&(part, owner)) else {

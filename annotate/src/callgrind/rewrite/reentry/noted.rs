@@ -4,11 +4,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::by_level::Known;
 use super::levels::Levels;
 use super::plan::{first, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::format::position::add_costs;
-use crate::callgrind::rewrite::ids::{Interner, Sym};
+use crate::callgrind::rewrite::ids::{FastMap, Interner, Sym};
 use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
 
@@ -109,7 +110,21 @@ pub(in crate::callgrind) struct Noted {
     /// Calls into a JIT range made from its own blocks: (part, range,
     /// where the calling block was entered, where the call entered).
     pub(super) from_own: HashSet<(u64, SymbolId, Entered, Entered)>,
+    /// What each JIT block ran under its own name, first event: its cost
+    /// lines and the calls it made but those folded, per (part, range,
+    /// name, whether it was entered at an entry).
+    pub(super) ran: FastMap<Ran, u64>,
+    /// Of those calls, the arcs continuations may come out of: per block,
+    /// the JIT range whose code made them (the block's, or code it jumped
+    /// into), call site (if known) and callee, their first-event cost.
+    pub(super) ran_arcs: FastMap<(Ran, SymbolId, Option<u64>, Who), u64>,
+    /// What the current block ran so far, not yet in `ran` (a JIT block's
+    /// lines come one after another: one lookup a block, not a line).
+    block_ran: Option<(Ran, u64)>,
 }
+
+/// A JIT block by part, range, name and whether it is an entry's.
+pub(super) type Ran = (u64, SymbolId, Sym, bool);
 
 impl Noted {
     /// Forgets the arcs of `part` from functions no continuation of it
@@ -118,6 +133,7 @@ impl Noted {
     /// continuation of it back (a profile of many parts keeps only what
     /// its second pass uses).
     pub fn end_part(&mut self, part: u64, outside: impl Fn(u64) -> bool) {
+        self.settle_ran();
         let mut resumed: HashSet<Of> = self
             .continuations
             .keys()
@@ -142,6 +158,32 @@ impl Noted {
             .retain(|&(p, x, _), _| p != part || calling_back.contains(&(p, x)));
         self.from_own
             .retain(|&(p, x, _, _)| p != part || calling_back.contains(&(p, x)));
+        self.ran
+            .retain(|&(p, x, _, _), _| p != part || calling_back.contains(&(p, x)));
+        self.ran_arcs
+            .retain(|&((p, x, _, _), ..), _| p != part || calling_back.contains(&(p, x)));
+    }
+
+    /// A block begins: a JIT block (`Some`) whose cost is noted from
+    /// now on, or other code.
+    pub fn block_begins(&mut self, block: Option<Ran>) {
+        self.settle_ran();
+        self.block_ran = block.map(|block| (block, 0));
+    }
+
+    /// `cost` (first event) that the current JIT block ran, if any.
+    #[inline]
+    pub fn ran(&mut self, cost: u64) {
+        if let Some((_, sum)) = &mut self.block_ran {
+            *sum += cost;
+        }
+    }
+
+    /// What the current block ran, put in `ran`.
+    pub fn settle_ran(&mut self) {
+        if let Some((block, cost)) = self.block_ran.take() {
+            *self.ran.entry(block).or_default() += cost;
+        }
     }
 
     /// The addresses of functions `f` called from code in no JIT range
@@ -205,8 +247,16 @@ impl Noted {
         let sites = self.sites_with_entries(&plan.entries, &outside);
         self.arc_shares(&mut plan, &sites, &entry, names);
         let giving: HashSet<Of> = plan.shares.keys().copied().collect();
-        (plan.called_back, plan.left_in_levels) =
-            self.called_back_shares(&sites, names, &entry, (&plan.entries, &giving));
+        plan.called_back = self.called_back_shares(
+            &sites,
+            &entry,
+            &Known {
+                names,
+                plan: &plan,
+                outside: &outside,
+                giving: &giving,
+            },
+        );
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
     }
 

@@ -3,7 +3,7 @@
 //! take a lower level, and which middles of JIT functions are entry
 //! points.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
@@ -29,12 +29,6 @@ impl Plan {
     /// (first event), for the summary.
     pub fn unplaced(&self) -> (u64, u64) {
         (self.unplaced, self.resumed)
-    }
-
-    /// Per JIT range called under several names, what its continuations
-    /// called back and the calls into it keep (first event).
-    pub fn left_in_levels(&self) -> &BTreeMap<SymbolId, u64> {
-        &self.left_in_levels
     }
 }
 
@@ -116,6 +110,10 @@ pub(super) struct CalledBack {
     pub(super) resumed: HashSet<SymbolId>,
 }
 
+/// Continuations (range and name) whose level is lowered, and the name
+/// they are written under.
+pub(super) type Lowered = HashMap<(SymbolId, Vec<u8>), Vec<u8>>;
+
 /// The second pass's work: per (part, `f`), the arcs that give back
 /// continuations, and the continuations whose level is lowered.
 #[derive(Debug, Default)]
@@ -124,17 +122,13 @@ pub(in crate::callgrind) struct Plan {
     pub(super) shares: HashMap<Of, Vec<(Arcs<Callee>, Share)>>,
     /// Continuations (range and name) whose level is lowered, and the
     /// new name.
-    pub(super) levels: HashMap<(SymbolId, Vec<u8>), Vec<u8>>,
+    pub(super) levels: Lowered,
     /// Addresses of JIT functions, other than their start, that are
     /// entry points: calls there are calls.
     pub(super) entries: HashSet<(SymbolId, u64)>,
     /// Per (part, JIT range, name) that called continuations back, their
     /// cost out of the calls into it.
     pub(super) called_back: CalledBackShares,
-    /// Per JIT range called under several names (recursion levels), the
-    /// first-event cost of the continuations its continuations called
-    /// back, left in the calls into it (see `Noted::called_back_shares`).
-    pub(super) left_in_levels: BTreeMap<SymbolId, u64>,
     /// First-event cost of continuations with no arc to take them from.
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.

@@ -1,0 +1,192 @@
+//! Continuations called back from a JIT function `x`'s continuations,
+//! where the calls into `x` call it under several names (levels of
+//! recursion, `fib'2`; see the parent module). Which level's activation
+//! ran each one is not known; but the calls into a level that held one
+//! hold more than `x` ran under that name. Each level's calls give back
+//! that much: all of it where the continuations cost as much, else in
+//! proportion; never more, so that no level's callers are left with
+//! less than it ran.
+//!
+//! What `x` ran under a name is what the first pass saw its blocks of
+//! that name run (`Noted::ran`: cost lines, and calls that stay calls),
+//! less what the plan takes out of those calls for `x`'s own
+//! continuations (`Plan::shares`). Not where the plan found entry points
+//! in the middle of JIT functions (HotSpot's, BEAM's): calls the first
+//! pass folded are calls in the second, blocks it named as continuations
+//! are entries, and what a level ran is not known before it is written
+//! (a fresh Erlang recording: `init:do_ensure_loaded/2`'s callers would
+//! have kept 1,017 Ir of the 60,194,663 it ran). There the
+//! continuations stay in the calls, as before. Calls `x` makes into functions that
+//! called continuations back are left as they are: `x` is then taken to
+//! have run more than it did, and its callers give back less than they
+//! could (they stay above what `x` ran, as before), never more.
+
+use std::collections::{HashMap, HashSet};
+
+use super::noted::{NameOf, Noted};
+use super::plan::{first, Plan, Share};
+use super::{Arcs, Callee, Entered, Of, Who};
+use crate::callgrind::rewrite::ids::{Interner, Sym};
+use crate::symbols::SymbolId;
+
+/// Continuations' cost summed per key, with the functions they resumed.
+pub(super) type Sums<K> = HashMap<K, (Vec<u64>, HashSet<SymbolId>)>;
+
+/// What the plan knows when it shares continuations out by level.
+pub(super) struct Known<'a, O> {
+    pub names: &'a Interner,
+    pub plan: &'a Plan,
+    /// True for a call site in no JIT range.
+    pub outside: &'a O,
+    /// Functions whose arcs give back continuations of their own.
+    pub giving: &'a HashSet<Of>,
+}
+
+impl Noted {
+    /// The continuations `cost` that `x`'s continuations called back
+    /// (resuming `resumed`), shared over the names `x` is called under:
+    /// per name, the cost its calls give back. `taken`: what the calls
+    /// into each name give back already.
+    pub(super) fn by_level<O: Fn(u64) -> bool>(
+        &self,
+        (part, x): Of,
+        (cost, resumed): (&[u64], &HashSet<SymbolId>),
+        taken: &Sums<NameOf>,
+        known: &Known<O>,
+        is_entry: impl Fn(SymbolId, Entered) -> bool + Copy,
+    ) -> Vec<(Sym, Vec<u64>)> {
+        let ran = self.ran_by_name((part, x), known);
+        let mut levels: Vec<Level> = Vec::new();
+        for (&(p, callee, name), by_caller) in &self.into {
+            let entered = by_caller.keys().any(|&(at, _)| is_entry(x, at));
+            if (p, callee) != (part, x) || !entered {
+                continue;
+            }
+            let into = self.calls_into((part, x, name), resumed, known.giving, is_entry);
+            let given = taken.get(&(part, x, name)).map_or(0, |(sum, _)| first(sum));
+            levels.push(Level {
+                name,
+                held: first(&into).saturating_sub(given),
+                ran: ran.get(known.names.name(name)).copied().unwrap_or(0),
+            });
+        }
+        let cuts = (levels.iter().zip(cuts(&levels, first(cost))))
+            .filter(|&(_, cut)| cut > 0)
+            .map(|(level, cut)| {
+                let share = cost.iter().map(|&c| part_of(c, cut, first(cost)));
+                (level.name, share.collect())
+            });
+        cuts.collect()
+    }
+
+    /// What `x` ran in `part` under each name it is written at (first
+    /// event; a continuation's block under its lowered name), less what
+    /// the plan takes out of its calls.
+    fn ran_by_name<O: Fn(u64) -> bool>(
+        &self,
+        (part, x): Of,
+        known: &Known<O>,
+    ) -> HashMap<Vec<u8>, u64> {
+        let written = |name: Sym, entry: bool| {
+            let name = known.names.name(name);
+            let lowered = (!entry).then(|| known.plan.levels.get(&(x, name.to_vec())));
+            lowered.flatten().map_or(name, Vec::as_slice).to_vec()
+        };
+        let mut ran: HashMap<Vec<u8>, u64> = HashMap::new();
+        for (&(p, range, name, entry), &cost) in &self.ran {
+            if (p, range) == (part, x) {
+                *ran.entry(written(name, entry)).or_default() += cost;
+            }
+        }
+        for (&((p, range, name, entry), owner, site, callee), &cost) in &self.ran_arcs {
+            if (p, range) != (part, x) {
+                continue;
+            }
+            let shares = known.plan.shares.get(&(part, owner));
+            let Some(share) = shares.and_then(|s| share_of(s, site, callee, known)) else {
+                continue;
+            };
+            let taken = part_of(first(&share.take), cost, first(&share.arcs)).min(cost);
+            let ran = ran.entry(written(name, entry)).or_default();
+            *ran = ran.saturating_sub(taken);
+        }
+        ran
+    }
+}
+
+/// One name `x` is called under.
+struct Level {
+    name: Sym,
+    /// What the calls into it hold (first event), less what they give
+    /// back already.
+    held: u64,
+    /// What `x` ran under it.
+    ran: u64,
+}
+
+/// What the calls into each level give back of `back` (first event). Each
+/// gives what it holds over what ran where `back` covers all of that;
+/// else what `back` does not cover stays with the levels in proportion to
+/// what each ran (rounded up: they never give more than `back`), so that
+/// each is left at one ratio of what it ran (a share in proportion to
+/// what each holds over would leave a small level far over: on the Node
+/// fixture `normalizeString'2` at 1.15 times). Levels that ran nothing
+/// keep it in proportion to what they hold over.
+fn cuts(levels: &[Level], back: u64) -> Vec<u64> {
+    let over = |l: &Level| l.held.saturating_sub(l.ran);
+    let all: u64 = levels.iter().map(over).sum();
+    let short = all.saturating_sub(back);
+    let ran: u64 = levels.iter().filter(|l| over(l) > 0).map(|l| l.ran).sum();
+    let weight = |l: &Level| {
+        if ran > 0 {
+            (l.ran, ran)
+        } else {
+            (over(l), all)
+        }
+    };
+    (levels.iter())
+        .map(|l| match over(l) {
+            0 => 0,
+            o => {
+                let (part, whole) = weight(l);
+                o.saturating_sub(part_of_up(short, part, whole))
+            }
+        })
+        .collect()
+}
+
+/// The share among `shares` that an arc made at `site` to `callee` gives
+/// back in the second pass (as `Rewriter::arc_costs` finds it).
+fn share_of<'s, O: Fn(u64) -> bool>(
+    shares: &'s [(Arcs<Callee>, Share)],
+    site: Option<u64>,
+    callee: Who,
+    known: &Known<O>,
+) -> Option<&'s Share> {
+    let arcs = match site {
+        Some(site) => Arcs::Site(site),
+        None => Arcs::To(callee.owned(known.names)),
+    };
+    let at = |arcs: &Arcs<Callee>| shares.iter().position(|(a, _)| a == arcs);
+    let found = at(&arcs).or_else(|| {
+        let share = at(&Arcs::Outside)?;
+        site.is_some_and(known.outside).then_some(share)
+    });
+    found.map(|i| &shares[i].1)
+}
+
+/// `value` times `part` over `whole`, rounded down (0 for a whole of 0).
+fn part_of(value: u64, part: u64, whole: u64) -> u64 {
+    match whole {
+        0 => 0,
+        _ => (u128::from(value) * u128::from(part) / u128::from(whole)) as u64,
+    }
+}
+
+/// [`part_of`] rounded up.
+fn part_of_up(value: u64, part: u64, whole: u64) -> u64 {
+    match whole {
+        0 => 0,
+        _ => (u128::from(value) * u128::from(part)).div_ceil(u128::from(whole)) as u64,
+    }
+}
