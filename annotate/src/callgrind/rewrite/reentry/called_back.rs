@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::by_level::{Known, Sums};
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
-use super::plan::{first, CalledBack, CalledBackShares, Share};
+use super::plan::{first, CalledBack, CalledBackShares, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
-use crate::callgrind::rewrite::ids::Sym;
+use crate::callgrind::rewrite::ids::{Interner, Sym};
 use crate::symbols::SymbolId;
 
 impl Noted {
@@ -23,14 +23,23 @@ impl Noted {
     /// under several, out of each name's calls as far as they hold more
     /// than `x` ran under that name (see [`Noted::by_level`]). Calls made
     /// by a function whose arcs give back continuations of its own
-    /// (`giving`) are left out, so that no arc gives twice.
+    /// (`plan.shares`) are left out, so that no arc gives twice.
+    /// `outside`: a call site lies in no JIT range.
     pub(super) fn called_back_shares<O: Fn(u64) -> bool>(
         &self,
         sites: &Sites,
         entry: &impl Fn(&Resumption) -> bool,
-        known: &Known<O>,
+        plan: &Plan,
+        (names, outside): (&Interner, &O),
     ) -> CalledBackShares {
-        let entries = &known.plan.entries;
+        let giving: HashSet<Of> = plan.shares.keys().copied().collect();
+        let known = &Known {
+            names,
+            plan,
+            outside,
+            giving: &giving,
+        };
+        let entries = &plan.entries;
         let is_entry = |x: SymbolId, (at, start): Entered| start || entries.contains(&(x, at));
         let (one_name, several) = self.names_called(is_entry);
         let mut sums: Sums<NameOf> = HashMap::new();

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::by_level::Known;
 use super::levels::Levels;
 use super::plan::{first, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
@@ -246,17 +245,7 @@ impl Noted {
         plan.entries = self.entry_points(&entry, instr, &outside);
         let sites = self.sites_with_entries(&plan.entries, &outside);
         self.arc_shares(&mut plan, &sites, &entry, names);
-        let giving: HashSet<Of> = plan.shares.keys().copied().collect();
-        plan.called_back = self.called_back_shares(
-            &sites,
-            &entry,
-            &Known {
-                names,
-                plan: &plan,
-                outside: &outside,
-                giving: &giving,
-            },
-        );
+        plan.called_back = self.called_back_shares(&sites, &entry, &plan, (names, &outside));
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
     }
 
