@@ -190,3 +190,53 @@ fn part_of_up(value: u64, part: u64, whole: u64) -> u64 {
         _ => (u128::from(value) * u128::from(part)).div_ceil(u128::from(whole)) as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`cuts`] of levels given as (held, ran).
+    fn cut(levels: &[(u64, u64)], back: u64) -> Vec<u64> {
+        let name = Interner::default().intern(b"f");
+        let levels: Vec<Level> = (levels.iter())
+            .map(|&(held, ran)| Level { name, held, ran })
+            .collect();
+        cuts(&levels, back)
+    }
+
+    #[test]
+    fn each_level_gives_what_it_holds_over_what_it_ran_if_covered() {
+        // 2 and 2 over, 5 called back: each gives its own; none under.
+        assert_eq!(cut(&[(21, 19), (6, 4), (3, 5)], 5), [2, 2, 0]);
+        assert_eq!(cut(&[(21, 19), (6, 4)], 4), [2, 2]);
+    }
+
+    #[test]
+    fn what_is_not_covered_stays_in_proportion_to_what_each_ran() {
+        // 8 over, 5 called back: 3 stay, 2 with the level that ran 200,
+        // 1 with the one that ran 100 (rounded up: 2.0 and 1.0).
+        assert_eq!(cut(&[(204, 200), (104, 100)], 5), [2, 3]);
+        // Rounded up, never more than called back: 1.69 and 0.31 stay.
+        let given = cut(&[(24, 22), (9, 4)], 5);
+        assert_eq!(given, [0, 4]);
+        assert!(given.iter().sum::<u64>() <= 5);
+        // A level with nothing over is not among those that keep the rest.
+        assert_eq!(cut(&[(204, 200), (1000, 1000), (104, 100)], 5), [2, 0, 3]);
+    }
+
+    #[test]
+    fn levels_that_ran_nothing_keep_the_rest_by_what_they_hold_over() {
+        // 30 and 10 over, nothing ran, 20 called back: 15 and 5 stay.
+        let given = cut(&[(30, 0), (10, 0)], 20);
+        assert_eq!(given, [15, 5]);
+        assert_eq!(cut(&[(30, 0), (10, 0)], 0), [0, 0]);
+    }
+
+    #[test]
+    fn parts_of_nothing_are_nothing() {
+        assert_eq!(part_of(7, 3, 0), 0);
+        assert_eq!(part_of_up(7, 3, 0), 0);
+        assert_eq!(part_of(7, 3, 4), 5);
+        assert_eq!(part_of_up(7, 3, 4), 6);
+    }
+}
