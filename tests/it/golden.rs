@@ -124,6 +124,7 @@ cases! {
     called_back_from_continuation = "called-back-from-continuation",
     called_back_levels_over = "called-back-levels-over",
     called_back_lines = "called-back-lines",
+    called_back_lowered_level = "called-back-lowered-level",
     called_back_reentered = "called-back-reentered",
     called_back_two_levels = "called-back-two-levels",
     calls = "calls",
