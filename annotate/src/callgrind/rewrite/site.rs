@@ -159,7 +159,7 @@ impl Rewriter<'_> {
         let costs = less.as_deref().unwrap_or(site.costs);
         let back = self.called_back_costs(Some(callee), Some(site.owner), costs)?;
         let costs = back.as_deref().unwrap_or(costs);
-        self.note_ran(first_cost(costs)?);
+        self.note_call_ran(costs)?;
         if self.part.stretch.is_some() {
             let calls = parse_u64(calls).ok_or("bad count")?;
             self.add_to_stretch(site.out, costs, calls)?;

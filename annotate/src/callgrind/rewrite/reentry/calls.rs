@@ -67,7 +67,16 @@ impl Rewriter<'_> {
     /// a call to it.
     #[inline]
     pub(in crate::callgrind::rewrite) fn note_ran(&mut self, cost: u64) {
-        self.reentry.noted.ran(cost);
+        self.reentry.noted.add_ran(cost);
+    }
+
+    /// [`note_ran`](Self::note_ran) of a call that stays one, its costs
+    /// `costs` (read only while a block is noted: not in the second pass).
+    pub(in crate::callgrind::rewrite) fn note_call_ran(&mut self, costs: &[u8]) -> Res {
+        if self.reentry.noted.noting_block() {
+            self.note_ran(first_cost(costs)?);
+        }
+        Ok(())
     }
 
     /// In the first pass, a JIT callee's range and name, the address

@@ -170,9 +170,14 @@ impl Noted {
         self.block_ran = block.map(|block| (block, 0));
     }
 
+    /// True while a JIT block's cost is noted (first pass).
+    pub fn noting_block(&self) -> bool {
+        self.block_ran.is_some()
+    }
+
     /// `cost` (first event) that the current JIT block ran, if any.
     #[inline]
-    pub fn ran(&mut self, cost: u64) {
+    pub fn add_ran(&mut self, cost: u64) {
         if let Some((_, sum)) = &mut self.block_ran {
             *sum += cost;
         }
