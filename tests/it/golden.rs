@@ -144,6 +144,7 @@ cases! {
     name_id_two_objects = "name-id-two-objects",
     native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",
+    own_continuation_other_level = "own-continuation-other-level",
     relative_after_jit = "relative-after-jit",
     relative_after_native = "relative-after-native",
     stub_back_relative = "stub-back-relative",

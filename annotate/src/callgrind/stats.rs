@@ -156,6 +156,8 @@ impl Stats {
         self.reentry.held += other.reentry.held;
         self.reentry.called_back += other.reentry.called_back;
         self.reentry.called_back_held += other.reentry.called_back_held;
+        self.reentry.between_levels += other.reentry.between_levels;
+        self.reentry.between_levels_held += other.reentry.between_levels_held;
         self.epoch_parts_seen += other.epoch_parts_seen;
         self.reentry.unplaced += other.reentry.unplaced;
         self.reentry.resumed += other.reentry.resumed;
@@ -186,6 +188,11 @@ pub struct Reentry {
     pub called_back: u64,
     /// What those calls held (first event).
     pub called_back_held: u64,
+    /// Continuations' cost (first event) taken out of the calls between
+    /// recursion levels of the JIT function they resumed.
+    pub between_levels: u64,
+    /// What those calls held (first event).
+    pub between_levels_held: u64,
     /// Continuations' cost left in arcs: no arc from the resumed function
     /// to the one that called it back.
     pub unplaced: u64,
@@ -220,6 +227,8 @@ mod tests {
                 entry_points: n + 12,
                 called_back: n + 18,
                 called_back_held: n + 19,
+                between_levels: n + 20,
+                between_levels_held: n + 21,
             },
             epoch_parts_seen: n + 13,
             has_instr: n == 1,
@@ -266,11 +275,13 @@ mod tests {
             all.read_back.bytes,
             all.reentry.called_back,
             all.reentry.called_back_held,
+            all.reentry.between_levels,
+            all.reentry.between_levels_held,
         ];
         let each = |k: u64| a + k + b + k;
         assert_eq!(
             sums,
-            [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map(each)
+            [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21].map(each)
         );
         assert_eq!((all.has_instr, all.has_line), (false, false));
         assert_eq!(

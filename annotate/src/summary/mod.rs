@@ -331,6 +331,15 @@ fn reentry(s: &mut String, all: &Stats, event: &str) {
             percent(back, held)
         );
     }
+    if all.reentry.between_levels > 0 {
+        let (back, held) = (all.reentry.between_levels, all.reentry.between_levels_held);
+        let _ = writeln!(
+            s,
+            "re-entry: continuations written at another recursion level than the one they resumed also taken out of the calls between the levels: {} those calls held ({})",
+            share_of(back, held, event),
+            percent(back, held)
+        );
+    }
     if all.reentry.unplaced > 0 {
         let share = share_of(all.reentry.unplaced, all.reentry.resumed, event);
         let _ = writeln!(

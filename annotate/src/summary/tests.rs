@@ -271,6 +271,8 @@ fn each_rewrite_count_has_its_line_only_where_not_zero() {
     stats.reentry.entry_points = 6;
     stats.reentry.called_back = 20;
     stats.reentry.called_back_held = 80;
+    stats.reentry.between_levels = 15;
+    stats.reentry.between_levels_held = 60;
     let said = lines(&report(table(b""), stats));
     let added: Vec<&String> = said.iter().filter(|l| !quiet.contains(l)).collect();
     let starts = [
@@ -280,6 +282,7 @@ fn each_rewrite_count_has_its_line_only_where_not_zero() {
         "entry points inside JIT functions (no call of the function returns there, as HotSpot's verified entries): 6;",
         "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: 30 of the 120 of Ir those calls held (25.00%)",
         "re-entry: continuations called back by JIT code through builtins (as V8's functions return) also taken out of the calls into that code: 20 of the 80 of Ir those calls held (25.00%)",
+        "re-entry: continuations written at another recursion level than the one they resumed also taken out of the calls between the levels: 15 of the 60 of Ir those calls held (25.00%)",
         "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: 10 of the 40 of Ir the folded calls held (25.00%)",
         "warning: 5 lines with unknown keys passed through unchanged",
     ];

@@ -206,7 +206,7 @@ impl CalledBack {
     pub(super) fn reentries(
         &self,
         arcs: Arcs,
-        giving: &BTreeSet<u64>,
+        (giving, own_levels): (&BTreeSet<u64>, &BTreeSet<u64>),
         (first, sums): (&[Reentry], &Sums),
         by_level: bool,
     ) -> Vec<Reentry> {
@@ -226,6 +226,9 @@ impl CalledBack {
             }
         }
         let mut reentries = Vec::new();
+        for &x in own_levels.iter().filter(|_| by_level) {
+            reentries.extend(self.own_levels(x, &give, (first, sums)));
+        }
         for (named, (cost, resumed)) in give {
             let arcs = self.arcs_into(&named, &resumed, giving);
             if cost.first().is_some_and(|&c| c > 0) && !arcs.is_empty() {
@@ -289,6 +292,61 @@ impl CalledBack {
             }
         }
         cuts
+    }
+
+    /// Rule 8's last part, for `x` whose arcs give back its own
+    /// continuations (none out of arcs at sites in no range): where it is
+    /// called under several names, the calls into each name made from
+    /// `x`'s own code under another name lose what the calls into that
+    /// name hold over what `x` ran under it (less what they give back
+    /// already, `give`), at most what rule 8's first part takes out of the
+    /// calls made by `x`'s blocks under that name, and at most what they
+    /// hold; per event in proportion to what they hold.
+    fn own_levels(
+        &self,
+        x: u64,
+        give: &Giving,
+        (first, sums): (&[Reentry], &Sums),
+    ) -> Vec<Reentry> {
+        let names: Vec<&Named> = (self.into.keys())
+            .filter(|(start, _)| *start == x)
+            .collect();
+        if names.len() < 2 || self.reentered.contains(&x) {
+            return Vec::new();
+        }
+        let first_of = |v: &[u64]| v.first().copied().unwrap_or(0);
+        let mut reentries = Vec::new();
+        for named in names {
+            let calls = &self.into[named];
+            let keys = |own: bool| {
+                let mut keys: Vec<Key> = (calls.iter())
+                    .filter(|(_, from)| !own || *from == Some(x))
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                keys
+            };
+            let (all, own) = (keys(false), keys(true));
+            let held = first_of(&held_by(sums, &all));
+            let own_held = held_by(sums, &own);
+            let given = give.get(named).map_or(0, |(c, _)| first_of(c));
+            let ran = self.ran_after_first_part(named, first, sums);
+            let taken = self.ran.get(named).copied().unwrap_or(0) - ran;
+            let over = held.saturating_sub(given).saturating_sub(ran);
+            let cut = over.min(taken).min(first_of(&own_held));
+            if cut > 0 {
+                let whole = first_of(&own_held) as u128;
+                let continuation = (own_held.iter())
+                    .map(|&c| (c as u128 * cut as u128 / whole) as u64)
+                    .collect();
+                reentries.push(Reentry {
+                    arcs: own,
+                    continuation,
+                });
+            }
+        }
+        reentries
     }
 
     /// What `x` ran under `named`'s name, less what rule 8's first part

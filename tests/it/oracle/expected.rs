@@ -193,6 +193,8 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
     // Rule 8's second part leaves out the calls of functions whose arcs
     // give back continuations of their own.
     let mut giving: std::collections::BTreeSet<u64> = groups.keys().map(|(f, _)| *f).collect();
+    // Rule 8's last part: those that give back out of none at sites in no range.
+    let mut own_levels = giving.clone();
     let mut reentries: Vec<Reentry> = groups
         .into_iter()
         .map(|((_, arcs), continuation)| Reentry { arcs, continuation })
@@ -214,11 +216,13 @@ pub(super) fn expected_with_folds(input: &str, symbols: &Symbols) -> (Sums, u64,
                 continuation: rest,
             });
             giving.insert(f);
+            own_levels.remove(&f);
         }
     }
     let by_level = symbols.entry_points.borrow().is_empty();
     let first = (&reentries[..], &sums);
-    let second = called_back.reentries((&by_site, &by_callee), &giving, first, by_level);
+    let giving = (&giving, &own_levels);
+    let second = called_back.reentries((&by_site, &by_callee), giving, first, by_level);
     reentries.extend(second);
     (sums, folded, reentries)
 }

@@ -15,6 +15,13 @@
 //! have run more than it did, and its callers give back less than they
 //! could (they stay above what `x` ran, as before), never more.
 //!
+//! The same holds of `x`'s own continuations where they are written under
+//! another name than the level they resumed (callgrind names a
+//! continuation by how often its address was re-entered): the calls
+//! between `x`'s levels give back what the calls into a level hold over
+//! what it ran, as far as the plan took out of that level's calls
+//! (`Noted::own_levels`).
+//!
 //! Not where the plan found entry points in the middle of JIT functions
 //! (HotSpot's, BEAM's): there calls the first pass folded are calls in
 //! the second, blocks it took for continuations are entries, and what a
@@ -25,7 +32,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::noted::{NameOf, Noted};
+use super::noted::{add, ByCaller, NameOf, Noted};
 use super::plan::{first, Plan, Share};
 use super::{Arcs, Callee, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};
@@ -58,6 +65,7 @@ impl Noted {
         is_entry: impl Fn(SymbolId, Entered) -> bool + Copy,
     ) -> Vec<(Sym, Vec<u64>)> {
         let ran = self.ran_by_name((part, x), known);
+        let ran = |name: Sym| ran.get(known.names.name(name)).map_or(0, |r| r.ran);
         let mut levels: Vec<Level> = Vec::new();
         for (&(p, callee, name), by_caller) in &self.into {
             let entered = by_caller.keys().any(|&(at, _)| is_entry(x, at));
@@ -69,7 +77,7 @@ impl Noted {
             levels.push(Level {
                 name,
                 held: first(&into).saturating_sub(given),
-                ran: ran.get(known.names.name(name)).copied().unwrap_or(0),
+                ran: ran(name),
             });
         }
         let cuts = (levels.iter().zip(cuts(&levels, first(cost))))
@@ -83,21 +91,21 @@ impl Noted {
 
     /// What `x` ran in `part` under each name it is written at (first
     /// event; a continuation's block under its lowered name), less what
-    /// the plan takes out of its calls.
+    /// the plan takes out of its calls; and that.
     fn ran_by_name<O: Fn(u64) -> bool>(
         &self,
         (part, x): Of,
         known: &Known<O>,
-    ) -> HashMap<Vec<u8>, u64> {
+    ) -> HashMap<Vec<u8>, Ran> {
         let written = |name: Sym, entry: bool| {
             let name = known.names.name(name);
             let lowered = (!entry).then(|| known.plan.levels.get(&(x, name.to_vec())));
             lowered.flatten().map_or(name, Vec::as_slice).to_vec()
         };
-        let mut ran: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut ran: HashMap<Vec<u8>, Ran> = HashMap::new();
         for (&(p, range, name, entry), &cost) in &self.ran {
             if (p, range) == (part, x) {
-                *ran.entry(written(name, entry)).or_default() += cost;
+                ran.entry(written(name, entry)).or_default().ran += cost;
             }
         }
         for (&((p, range, name, entry), owner, site, callee), &cost) in &self.ran_arcs {
@@ -110,11 +118,99 @@ impl Noted {
             };
             let taken = part_of(first(&share.take), cost, first(&share.arcs)).min(cost);
             let ran = ran.entry(written(name, entry)).or_default();
-            *ran = ran.saturating_sub(taken);
+            let taken = taken.min(ran.ran);
+            ran.ran -= taken;
+            ran.taken += taken;
         }
         ran
     }
+
+    /// Where `x` is called under several names and its own arcs give back
+    /// its continuations (`plan.shares`): per name, what the calls into it
+    /// made by `x`'s own code under another name give back. A continuation
+    /// is written under the name callgrind gave its address, which need
+    /// not be the level of the activation it resumed: its cost is that
+    /// name's, while the calls into the level it resumed hold it too (V8's
+    /// `sumTo` calls `sumTo'2`, whose out-of-line prologue returns into a
+    /// continuation callgrind named at level 1). Those calls give back
+    /// what the calls into the name hold over what `x` ran under it, as
+    /// far as the plan takes out of the arcs of its blocks, and no more
+    /// than they hold. Not where `x` gives back out of its arcs outside
+    /// every JIT range (a call between levels may be among those), nor
+    /// where the plan found entry points (see the module's doc).
+    /// `given`: what the calls into each name give back already.
+    pub(super) fn own_levels<O: Fn(u64) -> bool>(
+        &self,
+        several: &HashSet<Of>,
+        given: &Sums<NameOf>,
+        known: &Known<O>,
+        is_entry: impl Fn(SymbolId, Entered) -> bool,
+    ) -> OwnLevels {
+        let mut shares: OwnLevels = HashMap::new();
+        for &(part, x) in several
+            .iter()
+            .filter(|of| self.gives_own_by_level(of, known))
+        {
+            let ran = self.ran_by_name((part, x), known);
+            for (&(p, callee, name), by_caller) in &self.into {
+                if (p, callee) != (part, x) {
+                    continue;
+                }
+                let (all, own) = split_own(by_caller, x, &is_entry);
+                let bytes = known.names.name(name);
+                let ran = ran.get(bytes).copied().unwrap_or_default();
+                let given = given.get(&(part, x, name)).map_or(0, |(sum, _)| first(sum));
+                let over = first(&all).saturating_sub(given).saturating_sub(ran.ran);
+                let cut = over.min(ran.taken).min(first(&own));
+                if cut > 0 {
+                    let take: Vec<u64> =
+                        own.iter().map(|&c| part_of(c, cut, first(&own))).collect();
+                    let by_name = shares.entry((part, x)).or_default();
+                    by_name.insert(bytes.to_vec(), Share::new(&take, &own));
+                }
+            }
+        }
+        shares
+    }
+
+    /// True where `x`'s own arcs give back its continuations, none out of
+    /// its arcs outside every JIT range, and the plan found no entry
+    /// points.
+    fn gives_own_by_level<O>(&self, of: &Of, known: &Known<O>) -> bool {
+        let shares = known.plan.shares.get(of);
+        let outside = |s: &Vec<(Arcs<Callee>, Share)>| s.iter().any(|(a, _)| *a == Arcs::Outside);
+        known.plan.entries.is_empty() && shares.is_some_and(|s| !outside(s))
+    }
 }
+
+/// What the calls into `x`'s entries held (`by_caller`): from anyone, and
+/// from `x`'s own code.
+fn split_own(
+    by_caller: &ByCaller,
+    x: SymbolId,
+    is_entry: impl Fn(SymbolId, Entered) -> bool,
+) -> (Vec<u64>, Vec<u64>) {
+    let (mut all, mut own) = (Vec::new(), Vec::new());
+    for (&(_, caller), calls) in by_caller.iter().filter(|(k, _)| is_entry(x, k.0)) {
+        add(&mut all, calls);
+        if caller == Some(x) {
+            add(&mut own, calls);
+        }
+    }
+    (all, own)
+}
+
+/// What `x` ran under a name (first event), and what the plan takes out
+/// of the calls its blocks of that name made.
+#[derive(Clone, Copy, Default)]
+struct Ran {
+    ran: u64,
+    taken: u64,
+}
+
+/// Per (part, JIT range), by name, what the calls into it from its own
+/// code under another name give back (`Noted::own_levels`).
+pub(super) type OwnLevels = HashMap<Of, HashMap<Vec<u8>, Share>>;
 
 /// One name `x` is called under.
 struct Level {

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::by_level::{Known, Sums};
+use super::by_level::{Known, OwnLevels, Sums};
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
 use super::plan::{first, CalledBack, CalledBackShares, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
@@ -23,15 +23,16 @@ impl Noted {
     /// under several, out of each name's calls as far as they hold more
     /// than `x` ran under that name (see [`Noted::by_level`]). Calls made
     /// by a function whose arcs give back continuations of its own
-    /// (`plan.shares`) are left out, so that no arc gives twice.
-    /// `outside`: a call site lies in no JIT range.
+    /// (`plan.shares`) are left out, so that no arc gives twice; but where
+    /// that function is `x` at another level (see [`Noted::own_levels`],
+    /// the second map). `outside`: a call site lies in no JIT range.
     pub(super) fn called_back_shares<O: Fn(u64) -> bool>(
         &self,
         sites: &Sites,
         entry: &impl Fn(&Resumption) -> bool,
         plan: &Plan,
         (names, outside): (&Interner, &O),
-    ) -> CalledBackShares {
+    ) -> (CalledBackShares, OwnLevels) {
         let giving: HashSet<Of> = plan.shares.keys().copied().collect();
         let known = &Known {
             names,
@@ -81,6 +82,7 @@ impl Noted {
                 from.extend(&resumed);
             }
         }
+        let own = self.own_levels(&several, &sums, known, is_entry);
         let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
         for (key @ (part, x, name), (cost, resumed)) in sums {
             let into = self.calls_into(key, &resumed, known.giving, is_entry);
@@ -91,7 +93,7 @@ impl Noted {
                 by_name.insert(name, CalledBack { share, resumed });
             }
         }
-        shares
+        (shares, own)
     }
 
     /// True where `x` is the callee of the call the continuation of

@@ -123,7 +123,7 @@ impl Rewriter<'_> {
         text: &[u8],
     ) -> Res<Option<Vec<u8>>> {
         let plan = self.reentry.plan.as_ref();
-        if callee.is_none() || plan.is_none_or(|plan| plan.called_back.is_empty()) {
+        if callee.is_none() || plan.is_none_or(|plan| !plan.gives_back_into()) {
             return Ok(None); // the line is not split: the common case
         }
         let Some(costs) = self.called_back_costs(callee, caller, self.cols.skip(text)?)? else {
@@ -157,15 +157,24 @@ impl Rewriter<'_> {
         else {
             return Ok(None);
         };
-        if plan.called_back.is_empty() || self.part.jit_block() == Some((symbol, name)) {
+        if !plan.gives_back_into() || self.part.jit_block() == Some((symbol, name)) {
             return Ok(None);
         }
-        let named = plan.called_back.get_mut(&(self.stats.parts, symbol));
-        let Some(back) = named.and_then(|by_name| by_name.get_mut(self.naming.names.name(name)))
-        else {
+        let (part, name) = (self.stats.parts, self.naming.names.name(name));
+        if caller == Some(symbol) {
+            let own = plan.own_levels.get_mut(&(part, symbol));
+            let Some(share) = own.and_then(|by_name| by_name.get_mut(name)) else {
+                return Ok(None);
+            };
+            let (out, taken, held) = share.take_out(costs)?;
+            self.stats.reentry.between_levels += taken;
+            self.stats.reentry.between_levels_held += held;
+            return Ok(Some(out));
+        }
+        let named = plan.called_back.get_mut(&(part, symbol));
+        let Some(back) = named.and_then(|by_name| by_name.get_mut(name)) else {
             return Ok(None);
         };
-        let part = self.stats.parts;
         let giving =
             |c: SymbolId| back.resumed.contains(&c) || plan.shares.contains_key(&(part, c));
         if caller.is_some_and(giving) {

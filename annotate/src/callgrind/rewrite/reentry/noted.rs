@@ -24,7 +24,7 @@ pub(super) type NameOf = (u64, SymbolId, Sym);
 
 /// What calls held, by the address called and the JIT range whose code
 /// made them (`None`: other code).
-type ByCaller = HashMap<(Entered, Option<SymbolId>), Vec<u64>>;
+pub(super) type ByCaller = HashMap<(Entered, Option<SymbolId>), Vec<u64>>;
 
 /// Continuations' cost summed, and the cost of the arcs they come out of.
 type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
@@ -128,9 +128,9 @@ pub(super) type Ran = (u64, SymbolId, Sym, bool);
 impl Noted {
     /// Forgets the arcs of `part` from functions no continuation of it
     /// resumes and none of whose middles code outside every JIT range
-    /// (`outside`) called, and the calls into functions that called no
-    /// continuation of it back (a profile of many parts keeps only what
-    /// its second pass uses).
+    /// (`outside`) called, and the calls into functions that neither
+    /// called a continuation of it back nor were resumed (a profile of
+    /// many parts keeps only what its second pass uses).
     pub fn end_part(&mut self, part: u64, outside: impl Fn(u64) -> bool) {
         self.settle_ran();
         let mut resumed: HashSet<Of> = self
@@ -153,14 +153,14 @@ impl Noted {
                 Who::Named { .. } => None,
             })
             .collect();
-        self.into
-            .retain(|&(p, x, _), _| p != part || calling_back.contains(&(p, x)));
-        self.from_own
-            .retain(|&(p, x, _, _)| p != part || calling_back.contains(&(p, x)));
-        self.ran
-            .retain(|&(p, x, _, _), _| p != part || calling_back.contains(&(p, x)));
-        self.ran_arcs
-            .retain(|&((p, x, _, _), ..), _| p != part || calling_back.contains(&(p, x)));
+        // (a resumed function's for `own_levels`)
+        let noted = |p: u64, x: SymbolId| {
+            p != part || calling_back.contains(&(p, x)) || resumed.contains(&(p, x))
+        };
+        self.into.retain(|&(p, x, _), _| noted(p, x));
+        self.from_own.retain(|&(p, x, _, _)| noted(p, x));
+        self.ran.retain(|&(p, x, _, _), _| noted(p, x));
+        self.ran_arcs.retain(|&((p, x, _, _), ..), _| noted(p, x));
     }
 
     /// A block begins: a JIT block (`Some`) whose cost is noted from
@@ -250,7 +250,8 @@ impl Noted {
         plan.entries = self.entry_points(&entry, instr, &outside);
         let sites = self.sites_with_entries(&plan.entries, &outside);
         self.arc_shares(&mut plan, &sites, &entry, names);
-        plan.called_back = self.called_back_shares(&sites, &entry, &plan, (names, &outside));
+        (plan.called_back, plan.own_levels) =
+            self.called_back_shares(&sites, &entry, &plan, (names, &outside));
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
     }
 

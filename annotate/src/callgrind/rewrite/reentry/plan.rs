@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::by_level::OwnLevels;
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
 use crate::callgrind::rewrite::Res;
@@ -17,7 +18,13 @@ impl Plan {
         !self.shares.is_empty()
             || !self.levels.is_empty()
             || !self.entries.is_empty()
-            || !self.called_back.is_empty()
+            || self.gives_back_into()
+    }
+
+    /// True where calls into JIT functions give back continuations
+    /// (`called_back`, `own_levels`).
+    pub fn gives_back_into(&self) -> bool {
+        !self.called_back.is_empty() || !self.own_levels.is_empty()
     }
 
     /// How many addresses inside JIT functions are entry points.
@@ -129,6 +136,9 @@ pub(in crate::callgrind) struct Plan {
     /// Per (part, JIT range, name) that called continuations back, their
     /// cost out of the calls into it.
     pub(super) called_back: CalledBackShares,
+    /// Per (part, JIT range) called under several names, by name, what
+    /// the calls into it from its own code under another name give back.
+    pub(super) own_levels: OwnLevels,
     /// First-event cost of continuations with no arc to take them from.
     pub(super) unplaced: u64,
     /// First-event cost of every continuation.
