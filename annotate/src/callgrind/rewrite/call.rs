@@ -4,17 +4,18 @@
 //! (`site.rs`). Here: the callee's names (a JIT callee's own object and
 //! file; a jump's, `jump.rs`), the `calls=`/`jump=` line with its target
 //! (placed against the input's state, read back by `recall.rs` where the
-//! lazy pass forgot it, and given its source line in JIT code by the
-//! naming), and the position line (a call into a JIT function less the
+//! lazy pass forgot it, and given its source line in JIT code: the line
+//! of the address a callee was named after, which its kind holds, else
+//! the naming's line table), and the position line (a call into a JIT function less the
 //! continuations it called back, see `reentry/`; a call into its middle
 //! folded into self cost).
 
 use super::ids::Sym;
-use super::naming::FnKind;
+use super::naming::{FnKind, Ident};
 use super::reader::{Current, FnRef, Group, Space};
 use super::{lines_before, Fail, Res, Rewriter};
 use crate::callgrind::format::line::{CountLine, Key, NameRef};
-use crate::callgrind::format::position::Pos;
+use crate::callgrind::format::position::{Column, Pos};
 use crate::callgrind::format::quick;
 use crate::symbols::SymbolId;
 
@@ -156,9 +157,8 @@ impl Rewriter<'_> {
     }
 
     /// `cob=`/`cfi=` where the output's defaults are not the JIT
-    /// function's own, and its `cfn=`.
-    fn write_jit_callee_names(&mut self, symbol: SymbolId, callee: FnRef) -> Res {
-        let ident = self.naming.jit_ident(symbol);
+    /// function's own (`ident`), and its `cfn=`.
+    fn write_jit_callee_names(&mut self, ident: Ident, callee: FnRef) -> Res {
         self.emit().callee_ident(ident)?;
         self.emit().fn_ref("cfn", callee)
     }
@@ -187,7 +187,7 @@ impl Rewriter<'_> {
     /// explicit names where the defaults changed) for anything else.
     pub(super) fn write_callee_names(&mut self, parsed: &Parsed, callee: FnRef) -> Res {
         match callee.kind {
-            FnKind::Jit { symbol, .. } => return self.write_jit_callee_names(symbol, callee),
+            FnKind::Jit { ident, .. } => return self.write_jit_callee_names(ident, callee),
             _ => {
                 let file = parsed
                     .file
@@ -225,7 +225,30 @@ impl Rewriter<'_> {
     /// line: the line callgrind gave is replaced either way.
     pub(super) fn jit_target(&mut self, text: &[u8], callee: FnKind) -> Res<Pos> {
         let target = self.placed_target(text)?.unwrap_or_default();
-        Ok(self.naming.jit_target(&self.cols, target, callee))
+        Ok(self.target_line(target, callee))
+    }
+
+    /// A call target in JIT pseudo-function `callee` with its source line:
+    /// the line its kind holds where the target is the address it was
+    /// named after (an unknown address is that one), else the line table's
+    /// (`Naming::locate`).
+    pub(super) fn target_line(&mut self, mut target: Pos, callee: FnKind) -> Pos {
+        let FnKind::Jit {
+            symbol, addr, line, ..
+        } = callee
+        else {
+            unreachable!("a JIT callee")
+        };
+        if let Some(i) = self.cols.index(Column::Instr) {
+            if target[i] == 0 {
+                target[i] = addr;
+            }
+            if let (true, Some(li)) = (target[i] == addr, self.cols.index(Column::Line)) {
+                target[li] = u64::from(line);
+                return target;
+            }
+        }
+        self.naming.locate(&self.cols, symbol, target).2
     }
 
     /// A call or jump target, where it can be placed without reading

@@ -50,10 +50,7 @@ impl Rewriter<'_> {
         self.end_block()?;
         let f = self.resolve_fn(value, self.reader.current.ob)?;
         let (ob, fl) = match f.kind {
-            FnKind::Jit { symbol, .. } => {
-                let ident = self.naming.jit_ident(symbol);
-                (ident.object, ident.file)
-            }
+            FnKind::Jit { ident, .. } => (ident.object, ident.file),
             _ => (self.reader.current.ob, self.reader.current.fl),
         };
         if self.writer.current.ob != ob {

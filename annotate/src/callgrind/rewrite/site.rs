@@ -175,9 +175,7 @@ impl Rewriter<'_> {
     /// an address-named stub's own jump into JIT code.
     fn map_target(&mut self, target: Pos, callee: Option<FnRef>) -> Pos {
         match (callee.map(|f| f.kind), self.part.block) {
-            (Some(kind @ FnKind::Jit { .. }), _) => {
-                self.naming.jit_target(&self.cols, target, kind)
-            }
+            (Some(kind @ FnKind::Jit { .. }), _) => self.target_line(target, kind),
             (None, Block::Jit(symbol)) => self.naming.locate(&self.cols, symbol, target).2,
             _ => target,
         }

@@ -3,9 +3,9 @@
 //! their caches: no reader or output state (the rewriter's reader tables
 //! and its writer ask it).
 //!
-//! - here: a name's kind ([`Naming::kind`]), a JIT range's object and
-//!   file ([`Naming::jit_ident`]) and a call target's line in it
-//!   ([`Naming::jit_target`]);
+//! - here: a name's kind ([`Naming::kind`]; a JIT function's with the
+//!   object and file it is written under, [`Naming::jit_ident`], and the
+//!   line of the address it was named after);
 //! - `addresses`: callgrind's names for code without symbols
 //!   (`0x000000000483c000'2`), and their JIT names;
 //! - `lines`: the source file and line of an address in JIT code;
@@ -20,7 +20,6 @@ mod symbols;
 pub(in crate::callgrind) use addresses::{is_live_image, JitName};
 
 use super::ids::{FastMap, Interner, Sym};
-use crate::callgrind::format::position::{Column, Columns, Pos};
 use crate::symbols::{FileId, SymbolId, SymbolTable};
 pub(in crate::callgrind) use symbols::Symbols;
 
@@ -39,6 +38,8 @@ pub(in crate::callgrind) enum FnKind {
         addr: u64,
         /// The source line at `addr` (calls mostly target it).
         line: u32,
+        /// The object and file it is written under.
+        ident: Ident,
     },
 }
 
@@ -119,6 +120,7 @@ impl<'t> Naming<'t> {
     /// A renamed JIT function's kind, under the (interned) `name` it is
     /// written with.
     pub fn jit_kind(&mut self, jit: &JitName, name: Sym) -> FnKind {
+        let ident = self.jit_ident(jit.symbol);
         let s = self.symbols.get(jit.symbol);
         FnKind::Jit {
             symbol: jit.symbol,
@@ -126,35 +128,8 @@ impl<'t> Naming<'t> {
             entry: jit.entry,
             addr: jit.addr,
             line: s.row_at(jit.addr).map_or(s.line, |row| row.line),
+            ident,
         }
-    }
-
-    /// A call target in JIT pseudo-function `callee` with its source line:
-    /// the line its kind holds where the target is the address it was
-    /// named after (an unknown address is that one), else the line table's
-    /// (`locate`).
-    pub(in crate::callgrind::rewrite) fn jit_target(
-        &mut self,
-        cols: &Columns,
-        mut target: Pos,
-        callee: FnKind,
-    ) -> Pos {
-        let FnKind::Jit {
-            symbol, addr, line, ..
-        } = callee
-        else {
-            unreachable!("a JIT callee")
-        };
-        if let Some(i) = cols.index(Column::Instr) {
-            if target[i] == 0 {
-                target[i] = addr;
-            }
-            if let (true, Some(li)) = (target[i] == addr, cols.index(Column::Line)) {
-                target[li] = u64::from(line);
-                return target;
-            }
-        }
-        self.locate(cols, symbol, target).2
     }
 
     /// Appends the suffix of address name `stub` (`'2`, callers, JIT
