@@ -145,6 +145,7 @@ cases! {
     native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",
     own_continuation_other_level = "own-continuation-other-level",
+    own_continuation_outside = "own-continuation-outside",
     relative_after_jit = "relative-after-jit",
     relative_after_native = "relative-after-native",
     stub_back_relative = "stub-back-relative",
