@@ -141,6 +141,7 @@ cases! {
     line_only = "line-only",
     line_only_jump = "line-only-jump",
     moved_calls = "moved-calls",
+    moved_jump_as_call = "moved-jump-as-call",
     name_id_two_objects = "name-id-two-objects",
     native_callee_jit_target = "native-callee-jit-target",
     no_compression = "no-compression",

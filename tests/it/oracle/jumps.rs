@@ -55,16 +55,29 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
         };
         // A run is of one range (ranges may share a name); code of another
         // version of the same function is the function's own.
-        let Some((caller, callee, range)) = moved.filter(|(a, b, _)| a != b) else {
+        let Some((caller, owner, range)) = moved.filter(|(a, b, _)| a != b) else {
             run = None;
             continue;
         };
+        let here = (caller, owner, range);
         if let Record::Transfer {
             target, target_pos, ..
         } = &record
         {
             let callee = symbols.function(&target[0], &target[2]);
-            if kind != "calls" || symbols.folds(holder, &place, &callee) {
+            if kind != "calls" {
+                continue;
+            }
+            if symbols.folds(holder, &place, &callee) {
+                // into the middle of the range it runs in, within a run
+                let inside = callee
+                    .range
+                    .zip(holder)
+                    .is_some_and(|(c, h)| std::ptr::eq(c, h));
+                if inside && run.as_ref() == Some(&here) {
+                    let sum = calls.entry((here.0, here.1)).or_default();
+                    add_to_at(sum, 1, numbers(costs));
+                }
                 continue;
             }
             let key = transfer_key(
@@ -77,17 +90,16 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
             );
             if reducible_keys.contains(&key) {
                 let sum = reducible
-                    .entry((caller.clone(), callee_name(&place, holder)))
+                    .entry((here.0.clone(), callee_name(&place, holder)))
                     .or_default();
                 add_to_at(sum, 1, numbers(costs));
             }
         }
         let values = numbers(costs);
-        let sum = calls.entry((caller.clone(), callee.clone())).or_default();
+        let sum = calls.entry((here.0.clone(), here.1.clone())).or_default();
         if sum.is_empty() {
             sum.push(0);
         }
-        let here = (caller, callee, range);
         if run.as_ref() != Some(&here) {
             sum[0] += ran;
         }

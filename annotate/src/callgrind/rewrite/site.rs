@@ -109,6 +109,9 @@ impl Rewriter<'_> {
             None => self.decode_tracked(text)?.1,
         };
         self.writer.synced = false;
+        if owner == Some(resumed(callee).0) {
+            self.add_folded_to_stretch(resumed(callee).0, costs)?;
+        }
         if let (Some(owner), Some(site)) = (owner, at) {
             self.note_folded_call(owner, site, resumed(callee), costs)?;
         }
