@@ -6,9 +6,9 @@
 //! (placed against the input's state, read back by `recall.rs` where the
 //! lazy pass forgot it, and given its source line in JIT code: the line
 //! of the address a callee was named after, which its kind holds, else
-//! the naming's line table), and the position line (a call into a JIT function less the
-//! continuations it called back, see `reentry/`; a call into its middle
-//! folded into self cost).
+//! the naming's line table), and the position line (a call into a JIT
+//! function less the continuations it called back, see `reentry/`; a
+//! call into its middle folded into self cost).
 
 use super::ids::Sym;
 use super::naming::{FnKind, Ident};
