@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use crate::callgrind::{Ending, ReadBack, Reading, Stats};
 use crate::command::{Epoch, Report, Rewritten};
 use crate::symbols::SymbolTable;
+use moved::{calls, reentry};
 
 /// How many unnamed addresses and ambiguous functions to list.
 const TOP: usize = 5;
@@ -278,78 +279,6 @@ fn address_reuse(s: &mut String, table: &SymbolTable, all: &Stats, event: &str) 
     }
 }
 
-/// Cost moved to the function whose code it is, and calls folded or kept.
-fn calls(s: &mut String, all: &Stats, event: &str) {
-    if all.moved_cost > 0 {
-        let _ = writeln!(
-            s,
-            "moved to the JIT function whose code it is (entered by a jump, charged by callgrind to the jumper): {} of {} ({})",
-            group(all.moved_cost),
-            event,
-            percent(all.moved_cost, all.total)
-        );
-    }
-    if all.folded_calls > 0 {
-        let _ = writeln!(
-            s,
-            "calls into the middle of a JIT function (not new activations) folded into self cost: {}",
-            all.folded_calls
-        );
-    }
-    if all.level_calls > 0 {
-        let _ = writeln!(
-            s,
-            "calls into the middle of a JIT function from another of its recursion levels kept as calls between the levels (so each level holds what its callers recorded): {}",
-            all.level_calls
-        );
-    }
-    if all.reentry.entry_points > 0 {
-        let _ = writeln!(
-            s,
-            "entry points inside JIT functions (no call of the function returns there, as HotSpot's verified entries): {}; calls to them kept as calls",
-            all.reentry.entry_points
-        );
-    }
-}
-
-/// Continuations' cost taken out of the arcs that counted it twice.
-fn reentry(s: &mut String, all: &Stats, event: &str) {
-    if all.reentry.taken > 0 {
-        let share = share_of(all.reentry.taken, all.reentry.held, event);
-        let _ = writeln!(
-            s,
-            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: {share} those calls held ({})",
-            percent(all.reentry.taken, all.reentry.held)
-        );
-    }
-    if all.reentry.called_back > 0 {
-        let (back, held) = (all.reentry.called_back, all.reentry.called_back_held);
-        let _ = writeln!(
-            s,
-            "re-entry: continuations called back by JIT code through builtins (as V8's functions return) also taken out of the calls into that code: {} those calls held ({})",
-            share_of(back, held, event),
-            percent(back, held)
-        );
-    }
-    if all.reentry.between_levels > 0 {
-        let (back, held) = (all.reentry.between_levels, all.reentry.between_levels_held);
-        let _ = writeln!(
-            s,
-            "re-entry: continuations written at another recursion level than the one they resumed also taken out of the calls between the levels: {} those calls held ({})",
-            share_of(back, held, event),
-            percent(back, held)
-        );
-    }
-    if all.reentry.unplaced > 0 {
-        let share = share_of(all.reentry.unplaced, all.reentry.resumed, event);
-        let _ = writeln!(
-            s,
-            "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: {share} the folded calls held ({})",
-            percent(all.reentry.unplaced, all.reentry.resumed)
-        );
-    }
-}
-
 /// What building the symbol table left out or found wrong.
 fn symbol_files(s: &mut String, table: &SymbolTable) {
     if let Some((program, n)) = &table.report.in_program {
@@ -377,11 +306,12 @@ fn symbol_files(s: &mut String, table: &SymbolTable) {
 }
 
 /// `1,200 of the 4,000 of Ir`.
-fn share_of(part: u64, whole: u64, event: &str) -> String {
+pub(super) fn share_of(part: u64, whole: u64, event: &str) -> String {
     format!("{} of the {} of {event}", group(part), group(whole))
 }
 
-fn percent(part: u64, total: u64) -> String {
+/// `part` as a percentage of `total`, two decimals.
+pub(super) fn percent(part: u64, total: u64) -> String {
     if total == 0 {
         return "0.00%".into();
     }
@@ -401,5 +331,6 @@ pub fn group(n: u64) -> String {
     out
 }
 
+mod moved;
 #[cfg(test)]
 mod tests;

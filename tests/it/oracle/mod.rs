@@ -123,17 +123,16 @@
 //!    arcs it is among), all of it where the continuations cost as much;
 //!    else what the continuations do not cover stays with the names in
 //!    proportion to what `x` ran under each, rounded up.
-//!    A continuation is written at the level its name gives (rule 1),
-//!    which need not be the level of the activation it resumed. So where
-//!    `f` is called under several names, its arcs give back its own
-//!    continuations but none out of arcs at sites in no range, and no call
-//!    enters a range at an entry point in its middle, the calls into each
-//!    of `f`'s names made from `f`'s own code under another name lose what
-//!    the calls into that name hold over what `f` ran under it (as above,
-//!    less what those calls lose already), at most what rule 8's first
-//!    part takes out of the calls made by `f`'s blocks under that name and
-//!    at most what they hold; per event in proportion to what they hold,
-//!    rounded down.
+//!    A continuation is written at the level rule 1 gives it, not always
+//!    that of the activation it resumed. So where `f` is called under
+//!    several names, its arcs give back its own continuations but none
+//!    out of arcs at sites in no range, and no call enters a range at an
+//!    entry point in its middle, the calls into each of `f`'s names from
+//!    `f`'s own code under another name lose what the calls into that name
+//!    hold over what `f` ran under it (as above, less what those calls
+//!    lose already), at most what rule 8's first part takes out of the
+//!    calls made by `f`'s blocks under that name and at most what they
+//!    hold; per event in proportion to what they hold, rounded down.
 //! 9. Everything else is copied as it is.
 //! 10. Every position the output gives an instruction of a JIT range
 //!     under that range's object, a call site included (also the site of

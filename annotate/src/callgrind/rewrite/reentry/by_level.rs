@@ -33,7 +33,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::noted::{add, ByCaller, NameOf, Noted};
-use super::plan::{first, Plan, Share};
+use super::plan::{first, OwnLevels, Plan, Share};
 use super::{Arcs, Callee, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};
 use crate::symbols::SymbolId;
@@ -207,10 +207,6 @@ struct Ran {
     ran: u64,
     taken: u64,
 }
-
-/// Per (part, JIT range), by name, what the calls into it from its own
-/// code under another name give back (`Noted::own_levels`).
-pub(super) type OwnLevels = HashMap<Of, HashMap<Vec<u8>, Share>>;
 
 /// One name `x` is called under.
 struct Level {

@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::by_level::{Known, OwnLevels, Sums};
+use super::by_level::{Known, Sums};
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
-use super::plan::{first, CalledBack, CalledBackShares, Plan, Share};
+use super::plan::{first, CalledBack, CalledBackShares, OwnLevels, Plan, Share};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};
 use crate::symbols::SymbolId;

@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::by_level::OwnLevels;
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
 use crate::callgrind::rewrite::Res;
@@ -116,6 +115,10 @@ pub(super) struct CalledBack {
     /// they return to), nor are those of functions in `Plan::shares`.
     pub(super) resumed: HashSet<SymbolId>,
 }
+
+/// Per (part, JIT range), by name, what the calls into it from its own
+/// code under another name give back (`Noted::own_levels`).
+pub(super) type OwnLevels = HashMap<Of, HashMap<Vec<u8>, Share>>;
 
 /// Continuations (range and name) whose level is lowered, and the name
 /// they are written under.
