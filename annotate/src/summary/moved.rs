@@ -40,40 +40,46 @@ pub(super) fn calls(s: &mut String, all: &Stats, event: &str) {
     }
 }
 
-/// Continuations' cost taken out of the arcs that counted it twice.
+/// What the re-entry lines say, before the share.
+const TAKEN: &str = "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice";
+const CALLED_BACK: &str = "re-entry: continuations called back by JIT code through builtins (as V8's functions return) also taken out of the calls into that code";
+const BETWEEN_LEVELS: &str = "re-entry: continuations written at another recursion level than the one they resumed also taken out of the calls between the levels";
+const UNPLACED: &str = "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them";
+
+/// Continuations' cost taken out of the arcs that counted it twice, and
+/// what no arc could give back.
 pub(super) fn reentry(s: &mut String, all: &Stats, event: &str) {
-    if all.reentry.taken > 0 {
-        let share = share_of(all.reentry.taken, all.reentry.held, event);
-        let _ = writeln!(
-            s,
-            "re-entry: cost of continuations (a JIT function resumed by a call into its middle) taken out of the calls they return from, which counted it twice: {share} those calls held ({})",
-            percent(all.reentry.taken, all.reentry.held)
-        );
-    }
-    if all.reentry.called_back > 0 {
-        let (back, held) = (all.reentry.called_back, all.reentry.called_back_held);
-        let _ = writeln!(
-            s,
-            "re-entry: continuations called back by JIT code through builtins (as V8's functions return) also taken out of the calls into that code: {} those calls held ({})",
-            share_of(back, held, event),
-            percent(back, held)
-        );
-    }
-    if all.reentry.between_levels > 0 {
-        let (back, held) = (all.reentry.between_levels, all.reentry.between_levels_held);
-        let _ = writeln!(
-            s,
-            "re-entry: continuations written at another recursion level than the one they resumed also taken out of the calls between the levels: {} those calls held ({})",
-            share_of(back, held, event),
-            percent(back, held)
-        );
-    }
-    if all.reentry.unplaced > 0 {
-        let share = share_of(all.reentry.unplaced, all.reentry.resumed, event);
-        let _ = writeln!(
-            s,
-            "note: re-entry: continuations with no call of their function to return from stay where callgrind counted them: {share} the folded calls held ({})",
-            percent(all.reentry.unplaced, all.reentry.resumed)
-        );
+    let r = &all.reentry;
+    let held = "those calls held";
+    share_line(s, event, TAKEN, (r.taken, r.held), held);
+    share_line(
+        s,
+        event,
+        CALLED_BACK,
+        (r.called_back, r.called_back_held),
+        held,
+    );
+    share_line(
+        s,
+        event,
+        BETWEEN_LEVELS,
+        (r.between_levels, r.between_levels_held),
+        held,
+    );
+    share_line(
+        s,
+        event,
+        UNPLACED,
+        (r.unplaced, r.resumed),
+        "the folded calls held",
+    );
+}
+
+/// `what: 20 of the 80 of Ir those calls held (25.00%)`, where `part`
+/// is more than nothing.
+fn share_line(s: &mut String, event: &str, what: &str, (part, whole): (u64, u64), of: &str) {
+    if part > 0 {
+        let share = share_of(part, whole, event);
+        let _ = writeln!(s, "{what}: {share} {of} ({})", percent(part, whole));
     }
 }
