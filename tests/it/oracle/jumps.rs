@@ -68,16 +68,10 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
             if kind != "calls" {
                 continue;
             }
-            if symbols.folds(holder, &place, &callee) {
-                // into the middle of the range it runs in, within a run
-                let inside = callee
-                    .range
-                    .zip(holder)
-                    .is_some_and(|(c, h)| std::ptr::eq(c, h));
-                if inside && run.as_ref() == Some(&here) {
-                    let sum = calls.entry((here.0, here.1)).or_default();
-                    add_to_at(sum, 1, numbers(costs));
-                }
+            let folds = symbols.folds(holder, &place, &callee);
+            // into the middle of the range it runs in: one of its records
+            let inside = (callee.range.zip(holder)).is_some_and(|(c, h)| std::ptr::eq(c, h));
+            if folds && !inside {
                 continue;
             }
             let key = transfer_key(
@@ -88,7 +82,7 @@ pub fn jump_calls(input: &str, symbols: &Symbols, reentries: &[Reentry]) -> (Jum
                 target_pos,
                 &columns,
             );
-            if reducible_keys.contains(&key) {
+            if !folds && reducible_keys.contains(&key) {
                 let sum = reducible
                     .entry((here.0.clone(), callee_name(&place, holder)))
                     .or_default();

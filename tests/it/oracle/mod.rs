@@ -42,11 +42,10 @@
 //!    takes a jump into another object's code for a call; so do we): per
 //!    pair, as often as the first record of each run of moved records
 //!    ran (a call's count, where a call comes first), with the moved
-//!    records' costs and their calls' costs, and the costs of the calls
-//!    in the run after its first record that rule 4 folds into the middle
-//!    of the range the run's code is in (a jump within that code seen as
-//!    a call: the callee's lines are that function's); unless the two are
-//!    one function (one name, object and file: versions of it).
+//!    records' costs and their calls' costs (a call rule 4 folds into the
+//!    middle of the range its code is in, a jump within that code seen as
+//!    a call, is one of them: its callee's lines are that function's);
+//!    unless the two are one function (one name, object and file).
 //!    A jump from a JIT function's record to code of no JIT range is a
 //!    jump within that function: the format names no object for a jump,
 //!    so it cannot name the target's from there.

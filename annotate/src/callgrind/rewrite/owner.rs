@@ -26,6 +26,7 @@ use super::naming::FnKind;
 use super::reader::{FnRef, Space};
 use super::state::{Block, Stretch};
 use super::{Res, Rewriter};
+use crate::callgrind::format::line::parse_u64;
 use crate::callgrind::format::pos::Pos;
 use crate::callgrind::format::position::{add_costs, first_cost, push_costs, push_decimal, Column};
 use crate::symbols::SymbolId;
@@ -101,19 +102,20 @@ impl Rewriter<'_> {
         Ok(add_costs(&mut stretch.costs, costs)?)
     }
 
-    /// A call from `range`'s code into its middle folded (`costs`): where
-    /// it is made in a stretch of `range`'s code that began before it (a
-    /// jump within that code seen as a call), its callee's lines are
-    /// `range`'s self cost, so the jumper's call holds them too, as
-    /// callgrind's call did (HotSpot's call stub, entering the interpreter,
-    /// lost 10,488,608 Ir of 122,379,988 without it).
-    pub(super) fn add_folded_to_stretch(&mut self, range: SymbolId, costs: &[u8]) -> Res {
-        match self.part.stretch.as_mut() {
-            Some(stretch) if stretch.owner == range && stretch.entry.is_some() => {
-                Ok(add_costs(&mut stretch.costs, costs)?)
-            }
-            _ => Ok(()),
+    /// A call from `site`'s code into its own middle, folded, where a
+    /// block runs another function's code (a jump within that code seen
+    /// as a call): one of that code's lines (see [`Stretch`]), its cost
+    /// the callee's, whose lines are that function's self cost. The
+    /// jumper's call holds it, as callgrind's call did (HotSpot's call
+    /// stub, entering the interpreter, lost 10,488,608 Ir of 122,379,988
+    /// without it).
+    pub(super) fn fold_in_stretch(&mut self, site: &Site, calls: &[u8]) -> Res {
+        if self.part.block == Block::Jit(site.owner) {
+            return Ok(()); // the block's own code
         }
+        self.charge_to(Some(site.owner), 0)?;
+        let calls = parse_u64(calls).ok_or("bad count")?;
+        self.add_to_stretch(site.out, site.costs, calls)
     }
 
     /// Ends a stretch: the block's own function again, and its call to

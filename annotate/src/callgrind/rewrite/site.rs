@@ -39,6 +39,9 @@ impl Rewriter<'_> {
         let across = into_middle && self.between_names(owner, callee);
         self.stats.level_calls += u64::from(across);
         if into_middle && !across {
+            if let Some(site) = site.as_ref().filter(|s| s.owner == resumed(callee).0) {
+                self.fold_in_stretch(site, line.count)?;
+            }
             let costs = site.map(|s| s.costs);
             return self.fold_call(callee, (owner, at), costs, text);
         }
@@ -109,9 +112,6 @@ impl Rewriter<'_> {
             None => self.decode_tracked(text)?.1,
         };
         self.writer.synced = false;
-        if owner == Some(resumed(callee).0) {
-            self.add_folded_to_stretch(resumed(callee).0, costs)?;
-        }
         if let (Some(owner), Some(site)) = (owner, at) {
             self.note_folded_call(owner, site, resumed(callee), costs)?;
         }
