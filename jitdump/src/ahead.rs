@@ -13,6 +13,8 @@ use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::Scope;
 
+use crate::aligned::AlignedBuf;
+
 /// Bytes read at a time.
 const CHUNK: usize = 1 << 20;
 
@@ -23,7 +25,7 @@ const QUEUED: usize = 2;
 #[derive(Default)]
 struct Chunk {
     base: u64,
-    bytes: Vec<u8>,
+    bytes: AlignedBuf,
 }
 
 impl Chunk {
@@ -42,13 +44,13 @@ enum Feed<'f> {
     /// The reading thread, and the channel that gives it spent buffers.
     Thread {
         chunks: Receiver<io::Result<Chunk>>,
-        spent: SyncSender<Vec<u8>>,
+        spent: SyncSender<AlignedBuf>,
     },
     /// Read here, in turn: the next chunk's offset, and a spent buffer.
     Here {
         file: &'f File,
         next: u64,
-        spent: Vec<u8>,
+        spent: AlignedBuf,
     },
 }
 
@@ -61,7 +63,7 @@ pub(crate) struct Ahead<'f> {
     /// A stretch gathered across chunks; it ends inside `current`.
     joined: Chunk,
     /// The buffer the next stretch is gathered in.
-    spare: Vec<u8>,
+    spare: AlignedBuf,
 }
 
 impl<'f> Ahead<'f> {
@@ -86,7 +88,7 @@ impl<'f> Ahead<'f> {
             Err(_) => Feed::Here {
                 file,
                 next: 0,
-                spent: Vec::new(),
+                spent: AlignedBuf::default(),
             },
         };
         Ok(Ahead::with(feed, len))
@@ -98,7 +100,7 @@ impl<'f> Ahead<'f> {
             len,
             current: Chunk::default(),
             joined: Chunk::default(),
-            spare: Vec::new(),
+            spare: AlignedBuf::default(),
         }
     }
 
@@ -174,7 +176,7 @@ impl<'f> Ahead<'f> {
     }
 
     /// Gives a chunk's buffer back to be read into again.
-    fn recycle(&mut self, buffer: Vec<u8>) {
+    fn recycle(&mut self, buffer: AlignedBuf) {
         match &mut self.feed {
             Feed::Thread { spent, .. } => drop(spent.try_send(buffer)),
             Feed::Here { spent, .. } => *spent = buffer,
@@ -193,7 +195,7 @@ fn read_ahead(
     file: &File,
     len: u64,
     chunks: &SyncSender<io::Result<Chunk>>,
-    recycled: &Receiver<Vec<u8>>,
+    recycled: &Receiver<AlignedBuf>,
 ) {
     let mut base = 0;
     while base < len {
@@ -208,11 +210,11 @@ fn read_ahead(
 }
 
 /// The chunk at `base` read into `buffer`.
-fn read_chunk(file: &File, len: u64, base: u64, mut buffer: Vec<u8>) -> io::Result<Chunk> {
+fn read_chunk(file: &File, len: u64, base: u64, mut buffer: AlignedBuf) -> io::Result<Chunk> {
     let size = CHUNK.min((len - base) as usize);
     // Zeroed only where it grows (see `file_window`).
     if buffer.len() < size {
-        buffer.resize(size, 0);
+        buffer.resize(size);
     }
     buffer.truncate(size);
     file.read_exact_at(&mut buffer, base)
@@ -276,7 +278,7 @@ mod tests {
         let here = Feed::Here {
             file: &file,
             next: 0,
-            spent: Vec::new(),
+            spent: AlignedBuf::default(),
         };
         reads_forward(Ahead::with(here, data.len() as u64), &data);
     }

@@ -11,6 +11,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use crate::aligned::AlignedBuf;
+
 /// Bytes read at a time while reading on from where the last read ended.
 const SEQUENTIAL: usize = 1 << 20;
 
@@ -24,7 +26,7 @@ pub struct Window<'f> {
     len: u64,
     /// File offset of `buf`'s first byte.
     base: u64,
-    buf: Vec<u8>,
+    buf: AlignedBuf,
 }
 
 impl<'f> Window<'f> {
@@ -35,7 +37,7 @@ impl<'f> Window<'f> {
             file,
             len: file.metadata()?.len(),
             base: 0,
-            buf: Vec::new(),
+            buf: AlignedBuf::default(),
         })
     }
 
@@ -76,7 +78,7 @@ impl<'f> Window<'f> {
         // Zeroed only where it grows: under callgrind, zeroing a window
         // at every move was 7% of indexing a large perf map.
         if self.buf.len() < len {
-            self.buf.resize(len, 0);
+            self.buf.resize(len);
         }
         self.buf.truncate(len);
         self.file.read_exact_at(&mut self.buf, base).map_err(|e| {

@@ -10,6 +10,8 @@
 #[cfg(feature = "read")]
 mod ahead;
 #[cfg(feature = "read")]
+pub mod aligned;
+#[cfg(feature = "read")]
 mod body;
 #[cfg(feature = "read")]
 pub mod file_window;

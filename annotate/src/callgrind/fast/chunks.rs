@@ -128,6 +128,7 @@ impl Chunks {
         }
         let Chunk {
             buf: mut next,
+            start,
             len,
             breaks,
         } = self.feed.next().map_err(RewriteError::Io)?;
@@ -137,16 +138,16 @@ impl Chunks {
         }
         let before = self.lines_before(keep);
         let at = if tail <= HEADROOM {
-            let at = HEADROOM - tail;
-            next[at..HEADROOM].copy_from_slice(&self.buf[keep..self.end]);
+            let at = start - tail;
+            next[at..start].copy_from_slice(&self.buf[keep..self.end]);
             std::mem::swap(&mut self.buf, &mut next);
-            self.end = HEADROOM + len;
+            self.end = start + len;
             at
         } else {
             // A tail too long for the room in front: a buffer of its own.
             let mut joined = Vec::with_capacity(tail + len);
             joined.extend_from_slice(&self.buf[keep..self.end]);
-            joined.extend_from_slice(&next[HEADROOM..HEADROOM + len]);
+            joined.extend_from_slice(&next[start..start + len]);
             self.feed.give_back(Chunk {
                 buf: std::mem::take(&mut next),
                 ..Chunk::default()
@@ -193,8 +194,8 @@ impl Chunks {
 fn chunk_done(rw: &mut Rewriter<'_>, buf: Vec<u8>, breaks: Breaks) -> Result<(), RewriteError> {
     let chunk = Chunk {
         buf,
-        len: 0,
         breaks,
+        ..Chunk::default()
     };
     rw.writer.out.chunk_done(chunk).map_err(RewriteError::Io)
 }

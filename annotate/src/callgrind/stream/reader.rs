@@ -9,20 +9,27 @@ use std::io::{self, Read};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{Scope, ScopedJoinHandle};
 
+use jitdump::aligned::{aligned_from, ALIGN};
+
 use crate::callgrind::format::plain_lines::{breaks, Breaks};
 
 /// Data bytes per chunk.
 pub const CHUNK: usize = 1 << 20;
 /// Room in front of a chunk's data for the previous chunk's tail.
 pub const HEADROOM: usize = 64 << 10;
+/// A chunk's buffer: room, data and what aligning the data may take.
+const SIZE: usize = HEADROOM + CHUNK + ALIGN - 1;
 /// Chunks read ahead (memory stays bounded).
 const AHEAD: usize = 2;
 
-/// A chunk read: its data is `buf[HEADROOM..HEADROOM + len]`; `len` 0
-/// means the end of the input.
+/// A chunk read: its data is `buf[start..start + len]`; `len` 0 means the
+/// end of the input.
 #[derive(Default)]
 pub struct Chunk {
     pub buf: Vec<u8>,
+    /// Where the data begins: after [`HEADROOM`], on a cache line (the
+    /// kernel copies into it several times faster: `jitdump::aligned`).
+    pub start: usize,
     pub len: usize,
     /// The lines of the data that may not be plain cost lines.
     pub breaks: Breaks,
@@ -72,19 +79,24 @@ pub fn spawn<'scope, R: Read + Send + 'scope>(
 
 fn read_all<R: Read>(input: &mut R, full: &SyncSender<io::Result<Chunk>>, spent: &Receiver<Chunk>) {
     loop {
-        let pooled = |c: &Chunk| c.buf.len() == HEADROOM + CHUNK;
+        let pooled = |c: &Chunk| c.buf.len() == SIZE;
         let mut chunk = spent
             .try_recv()
             .ok()
             .filter(pooled)
             .unwrap_or_else(|| Chunk {
-                buf: vec![0; HEADROOM + CHUNK],
+                buf: vec![0; SIZE],
                 ..Chunk::default()
             });
-        let chunk = fill(input, &mut chunk.buf[HEADROOM..]).map(|len| {
-            let data = &chunk.buf[HEADROOM..HEADROOM + len];
+        let start = aligned_from(&chunk.buf, HEADROOM);
+        let chunk = fill(input, &mut chunk.buf[start..start + CHUNK]).map(|len| {
+            let data = &chunk.buf[start..start + len];
             breaks(data, &mut chunk.breaks);
-            Chunk { len, ..chunk }
+            Chunk {
+                start,
+                len,
+                ..chunk
+            }
         });
         let last = !matches!(chunk, Ok(Chunk { len, .. }) if len > 0);
         if full.send(chunk).is_err() || last {
@@ -139,7 +151,11 @@ mod tests {
                 match feed.next() {
                     Ok(Chunk { len: 0, .. }) => return (got, None),
                     Ok(chunk) => {
-                        got.extend_from_slice(&chunk.buf[HEADROOM..HEADROOM + chunk.len]);
+                        let data = &chunk.buf[chunk.start..chunk.start + chunk.len];
+                        // The room in front is there, and the data on a line.
+                        assert!(chunk.start >= HEADROOM);
+                        assert!((data.as_ptr() as usize).is_multiple_of(ALIGN));
+                        got.extend_from_slice(data);
                         feed.give_back(chunk);
                     }
                     Err(e) => return (got, Some(e)),
@@ -194,7 +210,7 @@ mod tests {
                 if chunk.len == 0 {
                     break;
                 }
-                got.extend_from_slice(&chunk.buf[HEADROOM..HEADROOM + chunk.len]);
+                got.extend_from_slice(&chunk.buf[chunk.start..chunk.start + chunk.len]);
             }
             assert!(got == data, "{} bytes of {}", got.len(), data.len());
             // The reader stops after the empty chunk, the feed still open.

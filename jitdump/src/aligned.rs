@@ -1,0 +1,186 @@
+//! A byte buffer whose bytes begin on a cache line, for the kernel to
+//! read files into.
+//!
+//! The kernel copies a cached file into a buffer that begins 16 bytes
+//! past a cache line (where a large `Vec<u8>` begins: the allocator puts
+//! its header in front) about six times slower than into an aligned one:
+//! 1 MiB `pread`s of a page-cached 600 MB file took 0.32 s of system time
+//! into the first and 0.05 s into the second (an AMD EPYC; 32 bytes past a
+//! line was as fast as 0).
+
+use std::ops::{Deref, DerefMut};
+
+/// The boundary a buffer's first byte lies on.
+pub const ALIGN: usize = 64;
+
+/// The first index of `buf` at or after `from` whose byte lies on an
+/// [`ALIGN`] boundary (`from` where the allocator's answer is not known;
+/// only the speed depends on it). `buf` needs `ALIGN - 1` bytes of room
+/// after `from` for it to be found.
+pub fn aligned_from(buf: &[u8], from: usize) -> usize {
+    let offset = buf[from..].as_ptr().align_offset(ALIGN);
+    if offset < ALIGN {
+        from + offset
+    } else {
+        from
+    }
+}
+
+/// A growable byte buffer whose first byte lies on an [`ALIGN`] boundary
+/// (where the allocator allows: only the speed depends on it).
+#[derive(Default)]
+pub struct AlignedBuf {
+    /// The allocation; the bytes are `store[start..start + len]`.
+    store: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// A buffer of `len` zero bytes.
+    pub fn zeroed(len: usize) -> Self {
+        let mut buf = AlignedBuf::default();
+        buf.resize(len);
+        buf
+    }
+
+    /// An empty buffer with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut buf = AlignedBuf::default();
+        buf.reserve_total(capacity);
+        buf
+    }
+
+    /// Bytes it can hold without a new allocation.
+    pub fn capacity(&self) -> usize {
+        self.store.len() - self.start
+    }
+
+    /// Makes it `len` bytes long, like `Vec::resize` with zeros: the bytes
+    /// kept stay, the new ones are zero.
+    pub fn resize(&mut self, len: usize) {
+        if len > self.capacity() {
+            // (a new allocation is zeroed)
+            self.reserve_total(len);
+        } else if len > self.len {
+            let at = self.start;
+            self.store[at + self.len..at + len].fill(0);
+        }
+        self.len = len;
+    }
+
+    /// Shortens it to `len` bytes (no change where it is shorter).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Empties it, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends `bytes`.
+    pub fn extend_from_slice(&mut self, bytes: &[u8]) {
+        let len = self.len + bytes.len();
+        if len > self.capacity() {
+            self.reserve_total(len.max(2 * self.capacity()));
+        }
+        let at = self.start + self.len;
+        self.store[at..at + bytes.len()].copy_from_slice(bytes);
+        self.len = len;
+    }
+
+    /// A new allocation for `total` bytes, aligned, holding the bytes.
+    fn reserve_total(&mut self, total: usize) {
+        let mut store = vec![0; total + ALIGN];
+        let start = aligned_from(&store, 0);
+        store[start..start + self.len].copy_from_slice(self);
+        self.store = store;
+        self.start = start;
+    }
+}
+
+impl From<&[u8]> for AlignedBuf {
+    fn from(bytes: &[u8]) -> Self {
+        let mut buf = AlignedBuf::default();
+        buf.extend_from_slice(bytes);
+        buf
+    }
+}
+
+impl Deref for AlignedBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.store[self.start..self.start + self.len]
+    }
+}
+
+impl DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.store[self.start..self.start + self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aligned(buf: &AlignedBuf) -> bool {
+        (buf.as_ptr() as usize).is_multiple_of(ALIGN)
+    }
+
+    #[test]
+    fn it_holds_what_a_vec_would_and_begins_on_a_line() {
+        let mut buf = AlignedBuf::zeroed(100);
+        let mut vec = vec![0u8; 100];
+        assert!(aligned(&buf));
+        buf[3] = 7;
+        vec[3] = 7;
+        // (truncate to, resize to, append so many ones, clear)
+        let steps = [
+            (10, 10, 0),
+            (10, 50, 0),
+            (400, 50, 300),
+            (20, 20, 0),
+            (20, 5000, 0),
+        ];
+        for (to, size, ones) in steps {
+            buf.truncate(to);
+            vec.truncate(to);
+            buf.resize(size);
+            vec.resize(size, 0);
+            buf.extend_from_slice(&vec![1; ones]);
+            vec.extend_from_slice(&vec![1; ones]);
+            assert_eq!(&buf[..], &vec[..]);
+            assert!(aligned(&buf) && buf.capacity() >= buf.len());
+        }
+        buf.clear();
+        buf.extend_from_slice(b"tail");
+        assert_eq!(&buf[..], b"tail");
+    }
+
+    #[test]
+    fn the_aligned_index_is_the_first_on_a_line() {
+        let buf = vec![0u8; 300];
+        for from in [0, 1, 63, 64, 100, 200] {
+            let at = aligned_from(&buf, from);
+            assert!((from..from + ALIGN).contains(&at), "{from} {at}");
+            assert!(
+                (buf[at..].as_ptr() as usize).is_multiple_of(ALIGN),
+                "{from}"
+            );
+        }
+    }
+
+    #[test]
+    fn growing_within_the_allocation_zeroes_the_new_bytes() {
+        let mut buf = AlignedBuf::zeroed(64);
+        buf.fill(9);
+        buf.truncate(8);
+        buf.resize(64);
+        assert_eq!(&buf[..8], &[9; 8]);
+        assert_eq!(&buf[8..], &[0; 56]);
+        assert!(buf.capacity() >= 64);
+    }
+}
