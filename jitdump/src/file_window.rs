@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use crate::aligned::AlignedBuf;
+use crate::aligned::{AlignedBuf, ALIGN};
 
 /// Bytes read at a time while reading on from where the last read ended.
 const SEQUENTIAL: usize = 1 << 20;
@@ -70,10 +70,12 @@ impl<'f> Window<'f> {
     }
 
     /// Reads `want` bytes from `offset` on, `size` at least, into the
-    /// buffer (reused).
+    /// buffer (reused). The read starts on an [`ALIGN`] boundary of the
+    /// file, as the buffer does in memory (see [`crate::aligned`]).
     fn move_to(&mut self, offset: u64, want: usize, size: usize) -> io::Result<()> {
-        let base = offset.min(self.len);
-        let len = want.max(size).min((self.len - base) as usize);
+        let offset = offset.min(self.len);
+        let base = offset - offset % ALIGN as u64;
+        let len = ((offset - base) as usize + want.max(size)).min((self.len - base) as usize);
         self.base = base;
         // Zeroed only where it grows: under callgrind, zeroing a window
         // at every move was 7% of indexing a large perf map.
