@@ -177,6 +177,20 @@ mod tests {
     }
 
     #[test]
+    fn made_from_bytes_or_with_room() {
+        let buf = AlignedBuf::from(&b"callgrind"[..]);
+        assert_eq!(&buf[..], b"callgrind");
+        assert!(aligned(&buf));
+        let mut buf = AlignedBuf::with_capacity(1000);
+        assert!(buf.is_empty() && buf.capacity() >= 1000 && aligned(&buf));
+        // Growth doubles: appends take amortised constant time.
+        buf.extend_from_slice(&[1; 1001]);
+        let room = buf.capacity();
+        buf.extend_from_slice(&vec![2; room - buf.len() + 1]);
+        assert!(buf.capacity() >= 2 * room, "{room} {}", buf.capacity());
+    }
+
+    #[test]
     fn growing_within_the_allocation_zeroes_the_new_bytes() {
         let mut buf = AlignedBuf::zeroed(64);
         buf.fill(9);

@@ -148,6 +148,28 @@ mod tests {
     }
 
     #[test]
+    fn reads_start_on_a_line_and_are_sized_for_jumps_and_runs() {
+        let data = vec![5u8; 3 * SEQUENTIAL];
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&data).unwrap();
+        let mut w = Window::new(&file).unwrap();
+        // A jump: a record or two, read from the line below the offset.
+        let jump = 10_000_037;
+        let jump = jump % (2 * SEQUENTIAL as u64);
+        w.at(jump, 16).unwrap();
+        assert_eq!(w.base, jump - jump % ALIGN as u64);
+        assert_eq!(w.buf.len(), JUMP + (jump - w.base) as usize);
+        // Inside the window: no read.
+        w.at(jump + 100, 16).unwrap();
+        assert_eq!(w.base, jump - jump % ALIGN as u64);
+        // Reading on past its end: a long read.
+        let on = w.base + w.buf.len() as u64 - 8;
+        w.at(on, 16).unwrap();
+        assert_eq!(w.base, on - on % ALIGN as u64);
+        assert_eq!(w.buf.len(), SEQUENTIAL + (on - w.base) as usize);
+    }
+
+    #[test]
     fn a_file_truncated_under_the_reader_is_an_error_not_a_crash() {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&vec![7; 3 * SEQUENTIAL]).unwrap();
