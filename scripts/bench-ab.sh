@@ -37,9 +37,11 @@ done
 "$new" annotate -q "$profile" "$map" -o "$dir/new.out"
 cmp "$dir/old.out" "$dir/new.out" && echo "outputs byte-identical"
 size=$(du -m "$profile" | cut -f1)
+dd_s=$(cut -d' ' -f1 "$dir/dd.times" | median)
 for name in dd old new; do
-  printf "%-4s %s s (max RSS %s KiB)\n" "$name" \
-    "$(cut -d' ' -f1 "$dir/$name.times" | median)" \
+  s=$(cut -d' ' -f1 "$dir/$name.times" | median)
+  printf "%-4s %s s, %sx dd (max RSS %s KiB)\n" "$name" "$s" \
+    "$(awk -v s="$s" -v d="$dd_s" 'BEGIN {printf "%.1f", s / (d > 0 ? d : 0.01)}')" \
     "$(cut -d' ' -f2 "$dir/$name.times" | sort -n | tail -n 1)"
 done
 echo "profile: $size MB; $runs runs each, alternated; $(nproc) cores, $(uname -r)"

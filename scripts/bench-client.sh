@@ -73,16 +73,23 @@ per_load() {
   echo $(( ir / n ))
 }
 
-echo "| program | plain (Ir per load) | live mode (Ir per load) |"
-echo "|---|---|---|"
+# A row with live mode's cost as a multiple of the plain path's (its
+# anchor, measured in the same run).
+row() {
+  awk -v p="$2" -v l="$3" -v what="$1" 'BEGIN {
+    printf "| %s | %d | %d | %.1fx |\n", what, p, l, l / (p > 0 ? p : 1) }'
+}
+
+echo "| program | plain (Ir per load) | live mode (Ir per load) | live / plain |"
+echo "|---|---|---|---|"
 # live.c turns live mode on itself unless told "plain".
 plain=$(per_load CALLGRIND_JIT=1 -- "$dir/live" 10 plain)
 live=$(per_load CALLGRIND_JIT=1 -- "$dir/live" 10)
-echo "| tests/c/live.c (3 functions, pages shared) | $plain | $live |"
+row "tests/c/live.c (3 functions, pages shared)" "$plain" "$live"
 for n in "${sizes[@]}"; do
   plain=$(per_load CALLGRIND_JIT=1 -- "$dir/live_many" "$n")
   live=$(per_load CALLGRIND_JIT=1 CALLGRIND_JIT_LIVE=1 -- "$dir/live_many" "$n")
-  echo "| live_many $n (a page each) | $plain | $live |"
+  row "live_many $n (a page each)" "$plain" "$live"
 done
 
 # The GDB JIT interface's preload: per registration (the object read and
