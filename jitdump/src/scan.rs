@@ -148,8 +148,13 @@ fn scan_from(mut window: Ahead, mut visit: impl FnMut(u64, Item<'_>)) -> Result<
     let len = window.len();
     let mut offset = u64::from(header.total_size);
     while offset < len {
-        let declared = declared_size(window.at(offset, format::RECORD_PREFIX_SIZE)?, e);
-        let rest = window.at(offset, declared)?;
+        let head = window.at(offset, format::RECORD_PREFIX_SIZE)?;
+        let declared = declared_size(head, e);
+        // Most records lie whole in what the first ask gave.
+        let rest = match head.len() >= declared {
+            true => head,
+            false => window.at(offset, declared)?,
+        };
         let (id, size) = match read::frame(rest, e) {
             Ok(frame) => frame,
             Err(kind) => {
