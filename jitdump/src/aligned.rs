@@ -17,7 +17,7 @@ use std::ops::{Deref, DerefMut};
 pub const ALIGN: usize = 64;
 
 /// The first index of `buf` at or after `from` whose byte lies on an
-/// [`ALIGN`] boundary (`from` where the allocator's answer is not known;
+/// [`ALIGN`] boundary (`from` itself where `align_offset` gives no answer:
 /// only the speed depends on it). `buf` needs `ALIGN - 1` bytes of room
 /// after `from` for it to be found.
 pub fn aligned_from(buf: &[u8], from: usize) -> usize {
@@ -30,7 +30,7 @@ pub fn aligned_from(buf: &[u8], from: usize) -> usize {
 }
 
 /// A growable byte buffer whose first byte lies on an [`ALIGN`] boundary
-/// (where the allocator allows: only the speed depends on it).
+/// (see [`aligned_from`]).
 #[derive(Default)]
 pub struct AlignedBuf {
     /// The allocation; the bytes are `store[start..start + len]`.
@@ -140,7 +140,7 @@ mod tests {
         assert!(aligned(&buf));
         buf[3] = 7;
         vec[3] = 7;
-        // (truncate to, resize to, append so many ones, clear)
+        // (truncate to, resize to, then so many ones appended)
         let steps = [
             (10, 10, 0),
             (10, 50, 0),
