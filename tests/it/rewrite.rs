@@ -277,7 +277,7 @@ fn without_symbols_the_output_is_the_input_byte_for_byte() {
 
 #[test]
 fn lines_longer_than_the_room_between_chunks_are_kept_whole() {
-    // The reader's chunks are 256 KiB with 64 KiB of room in front for the
+    // The reader's chunks are 1 MiB with 64 KiB of room in front for the
     // unfinished line of the one before; these names do not fit there.
     let table = table(&files("moarvm-words", &["perf-2422.map"]));
     let profile = std::fs::read(util::fixture("moarvm-words/callgrind.out.2422")).unwrap();
