@@ -40,20 +40,6 @@ pub struct AlignedBuf {
 }
 
 impl AlignedBuf {
-    /// A buffer of `len` zero bytes.
-    pub fn zeroed(len: usize) -> Self {
-        let mut buf = AlignedBuf::default();
-        buf.resize(len);
-        buf
-    }
-
-    /// An empty buffer with room for `capacity` bytes.
-    pub fn with_capacity(capacity: usize) -> Self {
-        let mut buf = AlignedBuf::default();
-        buf.reserve_total(capacity);
-        buf
-    }
-
     /// Bytes it can hold without a new allocation.
     pub fn capacity(&self) -> usize {
         self.store.len() - self.start
@@ -103,14 +89,6 @@ impl AlignedBuf {
     }
 }
 
-impl From<&[u8]> for AlignedBuf {
-    fn from(bytes: &[u8]) -> Self {
-        let mut buf = AlignedBuf::default();
-        buf.extend_from_slice(bytes);
-        buf
-    }
-}
-
 impl Deref for AlignedBuf {
     type Target = [u8];
 
@@ -135,7 +113,8 @@ mod tests {
 
     #[test]
     fn it_holds_what_a_vec_would_and_begins_on_a_line() {
-        let mut buf = AlignedBuf::zeroed(100);
+        let mut buf = AlignedBuf::default();
+        buf.resize(100);
         let mut vec = vec![0u8; 100];
         assert!(aligned(&buf));
         buf[3] = 7;
@@ -177,12 +156,11 @@ mod tests {
     }
 
     #[test]
-    fn made_from_bytes_or_with_room() {
-        let buf = AlignedBuf::from(&b"callgrind"[..]);
+    fn growth_doubles() {
+        let mut buf = AlignedBuf::default();
+        buf.extend_from_slice(b"callgrind");
         assert_eq!(&buf[..], b"callgrind");
         assert!(aligned(&buf));
-        let mut buf = AlignedBuf::with_capacity(1000);
-        assert!(buf.is_empty() && buf.capacity() >= 1000 && aligned(&buf));
         // Growth doubles: appends take amortised constant time.
         buf.extend_from_slice(&[1; 1001]);
         let room = buf.capacity();
@@ -192,7 +170,8 @@ mod tests {
 
     #[test]
     fn growing_within_the_allocation_zeroes_the_new_bytes() {
-        let mut buf = AlignedBuf::zeroed(64);
+        let mut buf = AlignedBuf::default();
+        buf.resize(64);
         buf.fill(9);
         buf.truncate(8);
         buf.resize(64);
