@@ -80,6 +80,30 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
     }
 }
 
+/// A JIT block's cost lines rewritten in runs at one place give the bytes
+/// and JIT costs that rewriting each line on its own gives, in both
+/// passes.
+#[test]
+fn a_jit_run_writes_what_cost_line_writes() {
+    let dir = util::scratch("jit-runs");
+    for (profile, sources) in all_fixtures(&dir) {
+        let table = table(&sources);
+        let input = std::fs::read(&profile).unwrap();
+        let name = profile.display().to_string();
+        for how in [Rewrite::new(&table), Rewrite::new(&table).every_position()] {
+            let run = |how: Rewrite| {
+                let mut out = Vec::new();
+                let stats = how.run(std::io::Cursor::new(&input), &mut out).unwrap();
+                (out, stats.jit_cost)
+            };
+            let (runs, runs_cost) = run(how);
+            let (lines, lines_cost) = run(how.line_by_line());
+            assert!(runs == lines, "{name}: the outputs differ");
+            assert_eq!(runs_cost, lines_cost, "{name}");
+        }
+    }
+}
+
 /// An output that counts how often the rewriter emptied it.
 #[derive(Default)]
 struct Counted {

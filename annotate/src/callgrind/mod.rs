@@ -93,6 +93,9 @@ pub struct Rewrite<'a> {
     /// Whether the re-entry plan is made before writing; `None`: where
     /// the profile's program resumes JIT code by calls.
     plan_first: Option<bool>,
+    /// Runs of a JIT block's cost lines at one place rewritten in one
+    /// loop (`rewrite/jit_run.rs`); else line by line.
+    jit_runs: bool,
 }
 
 impl<'a> Rewrite<'a> {
@@ -103,6 +106,7 @@ impl<'a> Rewrite<'a> {
             image: None,
             tracking: Tracking::Lazy,
             plan_first: None,
+            jit_runs: true,
         }
     }
 
@@ -137,6 +141,16 @@ impl<'a> Rewrite<'a> {
     pub fn every_position(self) -> Self {
         Rewrite {
             tracking: Tracking::Every,
+            ..self
+        }
+    }
+
+    /// Each cost line of JIT code rewritten on its own: the reference the
+    /// default's runs of lines at one place are held to (the output is
+    /// the same, byte for byte).
+    pub fn line_by_line(self) -> Self {
+        Rewrite {
+            jit_runs: false,
             ..self
         }
     }
@@ -247,6 +261,7 @@ fn run<R: Read + Seek + Send, W: Write + Send>(
             stream::writer::spawn(scope, output, spent).map_err(RewriteError::Io)?;
         let out = stream::out::Out::new(writer);
         let mut rw = Rewriter::new(how.table, how.image, out, how.tracking, reentry, &input);
+        rw.jit_runs = how.jit_runs;
         let result = fast::Driver::new(feed)
             .run(&mut rw)
             .and_then(|lines| rw.finish().map_err(|f| error(f, lines)));

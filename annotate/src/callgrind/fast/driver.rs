@@ -64,6 +64,18 @@ impl Driver {
                     self.lane.copied_cost_lines(rw, at);
                     c.held = None;
                 }
+            } else if !lane && c.held.is_none() && rw.takes_jit_runs() {
+                if let Some(to) = c.plain_run(c.start) {
+                    let out = &mut rw.writer.out;
+                    out.copy_input(run_start..c.start)
+                        .map_err(RewriteError::Io)?;
+                    let taken = rw.jit_run(&c.buf[c.start..to]).map_err(RewriteError::Io)?;
+                    if taken > 0 {
+                        c.start += taken;
+                        newlines.skip_to(c.start - base);
+                    }
+                    run_start = c.start;
+                }
             }
             let Some(nl) = newlines.next() else { break };
             let (line_start, line_end) = (c.start, base + nl);

@@ -19,7 +19,7 @@
 //! | `fn=` | `function` | function.rs |
 //! | `cob=` `cfi=` `cfn=` `calls=` `jfi=` `jfn=` `jump=` `jcnd=` | `group_line` (buffered in the `Reader`'s `Group`) | here |
 //! | the position line after `calls=`/`jump=`/`jcnd=` | `finish_group` → `write_group` | call.rs (a jump's names: jump.rs; a target read back: recall.rs) |
-//! | a cost line | `cost_line` | cost.rs |
+//! | a cost line | `cost_line` | cost.rs (runs at one place: jit_run.rs) |
 //! | blank, `#` comment | copied | here |
 //!
 //! The three parts, each a type of its own: [`reader`] (the input's id
@@ -41,6 +41,7 @@ mod function;
 mod header;
 pub(in crate::callgrind) mod ids;
 mod jit_costs;
+mod jit_run;
 mod jump;
 pub(in crate::callgrind) mod naming;
 mod owner;
@@ -95,6 +96,8 @@ pub(in crate::callgrind) struct Rewriter<'t> {
     reentry: reentry::State,
     /// The input, to read back a stretch whose positions went undecoded.
     pub recall: Recall<'t>,
+    /// JIT blocks' plain lines may go to [`jit_run`](Self::jit_run).
+    pub jit_runs: bool,
 }
 
 impl<'t> Rewriter<'t> {
@@ -121,6 +124,7 @@ impl<'t> Rewriter<'t> {
             cut_line: false,
             reentry,
             recall: Recall::new(input),
+            jit_runs: true,
         }
     }
 
@@ -152,6 +156,13 @@ impl<'t> Rewriter<'t> {
             Line::Spec { key, value } => self.spec(raw, key, value, terminated),
             Line::Position(text) => self.cost_line(raw, text, terminated),
         }
+    }
+
+    /// True inside a JIT block whose plain lines may go to
+    /// [`jit_run`](Self::jit_run).
+    #[inline]
+    pub(in crate::callgrind) fn takes_jit_runs(&self) -> bool {
+        self.jit_runs && matches!(self.part.block, Block::Jit(_))
     }
 
     /// True for an LF position line that [`line`](Self::line) would hand

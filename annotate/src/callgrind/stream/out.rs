@@ -100,6 +100,16 @@ impl Out {
         self.sent_if_full()
     }
 
+    /// Lines that `compose` appends to the output itself, each ending in
+    /// LF; what `compose` returns.
+    #[inline]
+    pub fn compose_lines<R>(&mut self, compose: impl FnOnce(&mut Vec<u8>) -> R) -> io::Result<R> {
+        self.separate();
+        let result = compose(&mut self.batch.own);
+        self.sent_if_full()?;
+        Ok(result)
+    }
+
     /// The driver is done with `chunk`: the batch that copies from it is
     /// sent with it (the writer gives it back to the reader).
     pub fn chunk_done(&mut self, chunk: Chunk) -> io::Result<()> {

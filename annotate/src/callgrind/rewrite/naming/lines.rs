@@ -55,13 +55,28 @@ impl Naming<'_> {
             None => (owner, Some(self.jit_ident(symbol).file), pos),
             Some(place) => {
                 out[li] = u64::from(place.line);
-                let file = match place.file {
-                    Some(file) => self.file_sym(file),
-                    None => self.jit_ident(owner).file,
-                };
-                (owner, Some(file), out)
+                (owner, Some(self.place_file(place)), out)
             }
         }
+    }
+
+    /// The output file of `place`'s line: the line table's, else its
+    /// function's own.
+    fn place_file(&mut self, place: Place) -> Sym {
+        match place.file {
+            Some(file) => self.file_sym(file),
+            None => self.jit_ident(place.symbol).file,
+        }
+    }
+
+    /// The last lookup's answer, the addresses that share it, and the
+    /// output file of its line (as [`locate`](Self::locate) gives them).
+    pub(in crate::callgrind::rewrite) fn last_place(
+        &mut self,
+    ) -> Option<(std::ops::Range<u64>, Place, Sym)> {
+        let found = self.last_found.as_ref()?;
+        let (range, place) = (found.range.clone(), found.place);
+        Some((range, place, self.place_file(place)))
     }
 
     /// The function and line at `addr`, remembering the addresses that

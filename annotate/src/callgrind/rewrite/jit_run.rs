@@ -1,0 +1,100 @@
+//! Runs of a JIT block's cost lines at one place, in one loop: what
+//! [`cost_line`](Rewriter::cost_line) does line by line where only the
+//! position changes. Callgrind writes a JIT function's code as one cost
+//! line per instruction, and a perf map gives the whole function one
+//! source line, so most of these lines land where the line before did.
+//! The test `a_jit_run_writes_what_cost_line_writes` holds the two to the
+//! same output on every fixture.
+
+use std::io;
+use std::ops::Range;
+
+use super::state::Block;
+use super::Rewriter;
+use crate::callgrind::format::pos::Pos;
+use crate::callgrind::format::quick;
+
+/// Where a run's lines go: the block's own function at one source line,
+/// whose file the output has current.
+struct Place {
+    /// The addresses that share the place.
+    range: Range<u64>,
+    /// The line written for each of them.
+    line: u64,
+}
+
+impl Rewriter<'_> {
+    /// Rewrites the cost lines at the start of `lines` (whole plain lines
+    /// of the current block, each ending in LF) while each lies where the
+    /// line before it was looked up, in the block's own function, and no
+    /// stretch is open; the number of bytes taken. The line it stops at
+    /// goes to [`cost_line`](Self::cost_line), which looks it up.
+    pub(in crate::callgrind) fn jit_run(&mut self, lines: &[u8]) -> io::Result<usize> {
+        let Some((symbol, place)) = self.run_place() else {
+            return Ok(0);
+        };
+        let Some(mut input) = self.reader.pos().copied() else {
+            return Ok(0);
+        };
+        let mut output = self.writer.pos;
+        let (jit_costs, noted) = (&mut self.jit_costs, &mut self.reentry.noted);
+        let taken = self.writer.out.compose_lines(|buf| {
+            let mut taken = 0;
+            while let Some(len) = lines[taken..].iter().position(|&b| b == b'\n') {
+                let text = &lines[taken..taken + len];
+                let Some((addr, line, costs)) = quick::instr_line(text, &input) else {
+                    break;
+                };
+                let Some(cost) = quick::first_cost(costs).filter(|_| place.range.contains(&addr))
+                else {
+                    break;
+                };
+                (input[0], input[1]) = (addr, line);
+                let mut out: Pos = input;
+                out[1] = place.line;
+                jit_costs.add(symbol, cost);
+                noted.add_ran(cost);
+                quick::encode_instr_line(buf, &out, &output, false);
+                if !costs.is_empty() {
+                    buf.push(b' ');
+                    buf.extend_from_slice(costs);
+                }
+                buf.push(b'\n');
+                output = out;
+                taken += len + 1;
+            }
+            taken
+        })?;
+        if taken > 0 {
+            self.reader.set_pos(input);
+            self.writer.wrote(output, &input);
+            self.part.last_own = Some(output);
+        }
+        Ok(taken)
+    }
+
+    /// The block's own function and the place of the last lookup, where a
+    /// cost line there would be written as [`jit_run`](Self::jit_run)
+    /// writes it: nothing moved to another function, no group open, the
+    /// columns `instr line`, the output's state known and its file the
+    /// place's.
+    fn run_place(&mut self) -> Option<(crate::symbols::SymbolId, Place)> {
+        let Block::Jit(symbol) = self.part.block else {
+            return None;
+        };
+        let quiet = self.part.charged.is_none() && self.part.stretch.is_none();
+        let plain = self.cols.is_instr_line() && self.reader.group.is_empty();
+        if !quiet || !plain || self.writer.absolute_next {
+            return None;
+        }
+        let (range, place, file) = self.naming.last_place()?;
+        let home = place.symbol == symbol && file == self.writer.current.file;
+        home.then_some((
+            symbol,
+            Place {
+                range,
+                line: u64::from(place.line),
+            },
+        ))
+    }
+}
