@@ -39,29 +39,32 @@ impl Rewriter<'_> {
         let mut output = self.writer.pos;
         let (jit_costs, noted) = (&mut self.jit_costs, &mut self.reentry.noted);
         let taken = self.writer.out.compose_lines(|buf| {
+            buf.reserve(lines.len());
             let mut taken = 0;
-            while let Some(len) = lines[taken..].iter().position(|&b| b == b'\n') {
-                let text = &lines[taken..taken + len];
-                let Some((addr, line, costs)) = quick::instr_line(text, &input) else {
+            loop {
+                let rest = &lines[taken..];
+                let Some((addr, line, on)) = quick::instr_line(rest, &input) else {
                     break;
                 };
-                let Some(cost) = quick::first_cost(costs).filter(|_| place.range.contains(&addr))
-                else {
+                let Some((cost, len)) = quick::first_cost_to_lf(on) else {
                     break;
                 };
+                if !place.range.contains(&addr) {
+                    break;
+                }
                 (input[0], input[1]) = (addr, line);
                 let mut out: Pos = input;
                 out[1] = place.line;
                 jit_costs.add(symbol, cost);
                 noted.add_ran(cost);
                 quick::encode_instr_line(buf, &out, &output, false);
-                if !costs.is_empty() {
+                if len > 0 {
                     buf.push(b' ');
-                    buf.extend_from_slice(costs);
+                    buf.extend_from_slice(&on[..len]);
                 }
                 buf.push(b'\n');
                 output = out;
-                taken += len + 1;
+                taken += rest.len() - on.len() + len + 1;
             }
             taken
         })?;

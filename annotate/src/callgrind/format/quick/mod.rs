@@ -12,6 +12,7 @@
 //! | [`instr_line`], [`absolute_instr_line`] | `Columns::decode`, `decode_absolute` | `instr_line_answers_as_the_token_wise_decoder_where_it_answers` |
 //! | [`encode_instr_line`] | `Columns::encode_columns` | `encoding_instr_line_in_one_go_agrees_with_the_column_wise_one` |
 //! | [`first_cost`] | `position::first_cost` | `one_pass_cost_check_agrees_with_the_token_wise_one` |
+//! | [`instr_line`] and [`first_cost_to_lf`] on text running on | [`instr_line`] and [`first_cost`] of the line | `a_line_read_to_its_lf_reads_as_the_line_alone` |
 //! | [`keyed_id`] | `line::classify` + `line::name_ref` | `keyed_ids_are_only_bare_ids_of_name_keys` |
 //! | [`plain_count`] | `line::CountLine::parse` | `a_plain_count_is_one_the_full_parse_accepts` |
 //! | [`plain_lines`](super::plain_lines) | `Columns::check` on a plain line | its own `*_agree_*` tests |
@@ -145,8 +146,23 @@ pub fn absolute_columns(n: usize, text: &[u8]) -> Option<(Pos, &[u8])> {
 /// overflow possible); `None` otherwise, or on a bad byte.
 #[inline]
 pub fn first_cost(costs: &[u8]) -> Option<u64> {
+    scan_costs::<false>(costs).map(|(cost, _)| cost)
+}
+
+/// [`first_cost`] of the costs from the start of `text` to its first LF,
+/// and their length: `text` runs on to further lines. `None` where
+/// `first_cost` has none, or without an LF.
+#[inline]
+pub fn first_cost_to_lf(text: &[u8]) -> Option<(u64, usize)> {
+    scan_costs::<true>(text)
+}
+
+/// [`first_cost`], which with `TO_LF` stops at an LF (else a bad byte) and
+/// needs one; and the length read.
+#[inline(always)]
+fn scan_costs<const TO_LF: bool>(text: &[u8]) -> Option<(u64, usize)> {
     let (mut first, mut value, mut digits) = (None, 0u64, 0);
-    for &b in costs {
+    for (at, &b) in text.iter().enumerate() {
         match b {
             b'0'..=b'9' if digits < 19 => {
                 value = value * 10 + u64::from(b - b'0');
@@ -158,13 +174,22 @@ pub fn first_cost(costs: &[u8]) -> Option<u64> {
                 }
                 (value, digits) = (0, 0);
             }
+            b'\n' if TO_LF => {
+                if digits > 0 {
+                    first.get_or_insert(value);
+                }
+                return Some((first.unwrap_or(0), at));
+            }
             _ => return None,
         }
+    }
+    if TO_LF {
+        return None;
     }
     if digits > 0 {
         first.get_or_insert(value);
     }
-    Some(first.unwrap_or(0))
+    Some((first.unwrap_or(0), text.len()))
 }
 
 /// A one-pass reader of position columns (see [`columns`]).

@@ -108,6 +108,35 @@ fn one_pass_cost_check_agrees_with_the_token_wise_one() {
 }
 
 #[test]
+fn a_line_read_to_its_lf_reads_as_the_line_alone() {
+    let mut answered = 0;
+    for prev in [[0, 0, 0], [0x1000, 7, 0]] {
+        for line in shapes() {
+            let name = String::from_utf8_lossy(&line);
+            let alone = instr_line(&line, &prev)
+                .and_then(|(a, l, costs)| Some((a, l, first_cost(costs)?, costs.len())));
+            for more in [&b"\n+1 0 9\n"[..], b"\n", b"\nx y"] {
+                let text = [&line[..], more].concat();
+                let on = instr_line(&text, &prev).and_then(|(a, l, costs)| {
+                    let (cost, len) = first_cost_to_lf(costs)?;
+                    Some((a, l, cost, len))
+                });
+                // A line without costs ends at its LF: the run gives it up.
+                match alone {
+                    Some((.., 0)) => assert_eq!(on, None, "{name:?}"),
+                    _ => assert_eq!(on, alone, "{name:?}"),
+                }
+                answered += usize::from(on.is_some());
+            }
+        }
+    }
+    assert!(answered > 100, "{answered}");
+    assert_eq!(first_cost_to_lf(b"5 6"), None, "no LF");
+    assert_eq!(first_cost_to_lf(b"5 6\n7"), Some((5, 3)));
+    assert_eq!(first_cost_to_lf(b"\n"), Some((0, 0)));
+}
+
+#[test]
 fn keyed_ids_are_only_bare_ids_of_name_keys() {
     type Case = (&'static [u8], Option<(IdKey, u64)>);
     let cases: &[Case] = &[
