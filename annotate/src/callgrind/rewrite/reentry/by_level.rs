@@ -30,7 +30,7 @@
 //! of the 60,194,663 it ran). There the continuations stay in the calls,
 //! as before.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::noted::{add, ByCaller, NameOf, Noted};
 use super::plan::{first, OwnLevels, Plan, Share};
@@ -102,7 +102,7 @@ impl Noted {
             let lowered = (!entry).then(|| known.plan.levels.get(&(x, name.to_vec())));
             lowered.flatten().map_or(name, Vec::as_slice).to_vec()
         };
-        let mut ran: HashMap<Vec<u8>, Ran> = HashMap::new();
+        let mut ran: HashMap<Vec<u8>, Ran> = HashMap::default();
         for (&(p, range, name, entry), &cost) in &self.ran {
             if (p, range) == (part, x) {
                 ran.entry(written(name, entry)).or_default().ran += cost;
@@ -146,7 +146,7 @@ impl Noted {
         known: &Known<O>,
         is_entry: impl Fn(SymbolId, Entered) -> bool,
     ) -> OwnLevels {
-        let mut shares: OwnLevels = HashMap::new();
+        let mut shares: OwnLevels = HashMap::default();
         for &(part, x) in several
             .iter()
             .filter(|of| self.gives_own_by_level(of, known))

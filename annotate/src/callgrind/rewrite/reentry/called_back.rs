@@ -2,7 +2,7 @@
 //! the continuations it called back, from its entry block or from its
 //! own continuations, out of the calls into it (`Plan::called_back`).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::by_level::{Known, Sums};
 use super::noted::{add, NameOf, Noted, Resumption, Sites};
@@ -43,8 +43,8 @@ impl Noted {
         let entries = &plan.entries;
         let is_entry = |x: SymbolId, (at, start): Entered| start || entries.contains(&(x, at));
         let (one_name, several) = self.names_called(is_entry);
-        let mut sums: Sums<NameOf> = HashMap::new();
-        let mut by_levels: Sums<Of> = HashMap::new();
+        let mut sums: Sums<NameOf> = HashMap::default();
+        let mut by_levels: Sums<Of> = HashMap::default();
         for (&(resumption, name, entered), cost) in &self.called_back {
             let (part, f, _, who) = resumption;
             let Who::Jit(x) = who else { continue };
@@ -83,7 +83,7 @@ impl Noted {
             }
         }
         let own = self.own_levels(&several, &sums, known, is_entry);
-        let mut shares: HashMap<_, HashMap<_, _>> = HashMap::new();
+        let mut shares: HashMap<_, HashMap<_, _>> = HashMap::default();
         for (key @ (part, x, name), (cost, resumed)) in sums {
             let into = self.calls_into(key, &resumed, known.giving, is_entry);
             if first(&into) > 0 {
@@ -150,7 +150,7 @@ impl Noted {
             .filter(|&&(_, x, block, call)| !is_entry(x, block) && is_entry(x, call))
             .map(|&(part, x, _, _)| (part, x))
             .collect();
-        let mut names: HashMap<Of, HashSet<Sym>> = HashMap::new();
+        let mut names: HashMap<Of, HashSet<Sym>> = HashMap::default();
         for (&(part, x, name), by_caller) in &self.into {
             if by_caller.keys().any(|&(entered, _)| is_entry(x, entered)) {
                 names.entry((part, x)).or_default().insert(name);

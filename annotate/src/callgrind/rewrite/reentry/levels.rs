@@ -5,7 +5,7 @@
 //! `calls.rs`); the plan lowers the continuations whose level cannot be
 //! theirs.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::super::ids::{Interner, Sym};
 use super::super::naming::FnKind;
@@ -50,7 +50,7 @@ impl Levels {
     /// continuations run inside its call; those of one activation nest in
     /// each other, so they are not added up).
     fn held(&self, names: &Interner) -> HashSet<(SymbolId, Vec<u8>)> {
-        let mut most: HashMap<Named, u64> = HashMap::new();
+        let mut most: HashMap<Named, u64> = HashMap::default();
         for (&(named, _), &cost) in &self.resumed_cost {
             let m = most.entry(named).or_default();
             *m = (*m).max(cost);
@@ -75,7 +75,7 @@ impl Levels {
             let key = (jit.symbol, jit.at_level(level));
             self.entered.contains(&key) && held.contains(&key)
         };
-        let mut lowered = HashMap::new();
+        let mut lowered = HashMap::default();
         for (key, jit) in &self.resumed {
             let level = jit.level();
             if real(jit, level) {

@@ -2,7 +2,9 @@
 //! the arcs from JIT code by call site and by callee, the folded calls
 //! that may prove calls into entry points; and the plan made of them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::levels::Levels;
 use super::plan::{first, Plan, Share};
@@ -304,7 +306,7 @@ impl Noted {
         names: &Interner,
     ) {
         // Per arcs: the continuations' cost summed, and the arcs' cost.
-        let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::new();
+        let mut taken: HashMap<(Of, Arcs<Who>), Taken> = HashMap::default();
         for (resumption @ &(part, f, addr, x), continuation) in &self.continuations {
             if entry(resumption) {
                 continue;
@@ -318,7 +320,7 @@ impl Noted {
             add(sum, continuation);
         }
         // What the arcs a continuation returns from cannot hold, per `f`.
-        let mut beyond: HashMap<Of, (Vec<u64>, Vec<u64>)> = HashMap::new();
+        let mut beyond: HashMap<Of, (Vec<u64>, Vec<u64>)> = HashMap::default();
         for ((of, arcs), (continuation, cost)) in taken {
             let arcs = match arcs {
                 Arcs::Site(site) => {

@@ -3,7 +3,7 @@
 //! take a lower level, and which middles of JIT functions are entry
 //! points.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{Arcs, Callee, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};

@@ -1,4 +1,6 @@
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::plan::Share;
 use super::*;
@@ -180,7 +182,7 @@ fn a_call_into_an_entry_point_is_a_call_site_of_its_caller() {
     let calls = BTreeMap::from([(0x100d, vec![30])]);
     noted
         .folded
-        .insert((1, g, 0x2040), HashMap::from([((1, f), calls)]));
+        .insert((1, g, 0x2040), HashMap::from_iter([((1, f), calls)]));
     let x = Who::Jit(SymbolId(3));
     noted.continuations.insert((1, f, 0x1012, x), vec![25]);
     let plan = noted.plan(&names, true, |_| false).unwrap();
@@ -212,15 +214,15 @@ fn a_call_from_code_in_no_range_charged_to_f_can_enter_f() {
         let calls = BTreeMap::from([(site, vec![5])]);
         noted
             .folded
-            .insert((1, f, addr), HashMap::from([((1, f), calls)]));
+            .insert((1, f, addr), HashMap::from_iter([((1, f), calls)]));
     }
     let outside = |site: u64| site < 0x1000;
     let plan = noted.plan(&names, true, outside).unwrap();
-    assert_eq!(plan.entries, [(f, 0x1040)].into());
+    assert_eq!(plan.entries, HashSet::from_iter([(f, 0x1040)]));
     // Without instruction addresses no site is known to lie outside.
     assert!(noted.plan(&names, false, outside).is_none());
     // Kept for the plan when the part ends, though nothing resumes f.
     noted.end_part(1, outside);
     let plan = noted.plan(&names, true, outside).unwrap();
-    assert_eq!(plan.entries, [(f, 0x1040)].into());
+    assert_eq!(plan.entries, HashSet::from_iter([(f, 0x1040)]));
 }
