@@ -10,6 +10,10 @@ use crate::symbols::{runtime_names, SymbolId};
 /// True for an object that is a live-mode image of jit-client
 /// (`…/callgrind-jit-PID/jit-N-ADDR.so`).
 pub(in crate::callgrind) fn is_live_image(object: &[u8]) -> bool {
+    // Every name met is asked at the end: most are no `.so` at all.
+    if !object.ends_with(b".so") {
+        return false;
+    }
     let path = String::from_utf8_lossy(object);
     let mut parts = path.rsplit('/');
     let (Some(file), Some(folder)) = (parts.next(), parts.next()) else {
@@ -154,6 +158,25 @@ pub fn rename_callers(name: &[u8], table: &mut Symbols) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::symbols::SymbolTable;
+
+    #[test]
+    fn a_live_image_is_an_image_of_ours_in_a_folder_of_ours() {
+        use jit_client::live_folder::{folder_name, image_name};
+        let (folder, image) = (folder_name(4242), image_name(3, 0x7f00_0000_1000));
+        let path = format!("/tmp/{folder}/{image}");
+        assert!(is_live_image(path.as_bytes()));
+        let others = [
+            format!("/tmp/{folder}/libc.so"),
+            format!("/tmp/other/{image}"),
+            format!("/tmp/{folder}/{image}.txt"),
+            image.clone(),
+            "/usr/lib/x86_64-linux-gnu/libc.so.6".to_string(),
+            "???".to_string(),
+        ];
+        for other in others {
+            assert!(!is_live_image(other.as_bytes()), "{other}");
+        }
+    }
 
     #[test]
     fn recognises_callgrind_addresses() {
