@@ -149,7 +149,10 @@ pub fn append_suffix(out: &mut Vec<u8>, name: &[u8], table: &mut Symbols) {
 /// A native function's name with JIT callers in its caller context
 /// (`--separate-callers`): `f'0x...c040'main` becomes `f'report'main`.
 pub fn rename_callers(name: &[u8], table: &mut Symbols) -> Option<Vec<u8>> {
-    let start = name.windows(3).position(|w| w == b"'0x")?;
+    // A name is searched for its quotes first: most have none, and
+    // node's C++ names run to hundreds of bytes.
+    let mut quotes = memchr::memchr_iter(b'\'', name);
+    let start = quotes.find(|&at| name[at + 1..].starts_with(b"0x"))?;
     let mut new = name[..start].to_vec();
     rename_suffix(&mut new, &name[start..], table).then_some(new)
 }
@@ -219,5 +222,10 @@ mod tests {
         let native = rename_callers(b"print'0x0000000000002000'x", table);
         assert_eq!(native.as_deref(), Some(&b"print'main'x"[..]));
         assert_eq!(rename_callers(b"print'main", table), None);
+        // The first quote before `0x` starts the callers; a name may end
+        // in a quote.
+        let native = rename_callers(b"print'2'0x0000000000002000'x", table);
+        assert_eq!(native.as_deref(), Some(&b"print'2'main'x"[..]));
+        assert_eq!(rename_callers(b"print'", table), None);
     }
 }
