@@ -2,6 +2,9 @@
 //! cleared at each part, plus an interner so names compare by number.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 /// A hash map keyed by names or ids: rustc's Fx hash, as names are short
 /// and trusted not to be adversarial about collisions here (a slow map
@@ -19,34 +22,54 @@ impl Sym {
     }
 }
 
-/// Maps names to small numbers; lives across parts.
+/// Maps names to small numbers; lives across parts. Each name is stored
+/// once, its bytes after the last one's, and hashed once when met.
 #[derive(Debug, Default)]
 pub struct Interner {
-    ids: FastMap<Box<[u8]>, Sym>,
-    names: Vec<Box<[u8]>>,
+    /// The number of each name, found by the name's hash.
+    table: HashTable<Sym>,
+    /// The names, one after the other.
+    bytes: Vec<u8>,
+    /// Where each name ends in `bytes`, by number.
+    ends: Vec<usize>,
 }
 
 impl Interner {
     /// The number of `name`, allocating one the first time.
     pub fn intern(&mut self, name: &[u8]) -> Sym {
-        if let Some(&sym) = self.ids.get(name) {
+        let hash = hash_of(name);
+        let Interner { table, bytes, ends } = self;
+        if let Some(&sym) = table.find(hash, |&sym| name_in(bytes, ends, sym) == name) {
             return sym;
         }
-        let sym = Sym(self.names.len() as u32);
-        self.names.push(name.into());
-        self.ids.insert(name.into(), sym);
+        let sym = Sym(ends.len() as u32);
+        bytes.extend_from_slice(name);
+        ends.push(bytes.len());
+        table.insert_unique(hash, sym, |&sym| hash_of(name_in(bytes, ends, sym)));
         sym
     }
 
     /// The name of `sym`.
     pub fn name(&self, sym: Sym) -> &[u8] {
-        &self.names[sym.index()]
+        name_in(&self.bytes, &self.ends, sym)
     }
 
     /// Every name interned, in the order first met.
     pub fn names(&self) -> impl Iterator<Item = &[u8]> {
-        self.names.iter().map(|n| &n[..])
+        (0..self.ends.len()).map(|i| self.name(Sym(i as u32)))
     }
+}
+
+/// The name numbered `sym` in an [`Interner`]'s `bytes` and `ends`.
+fn name_in<'a>(bytes: &'a [u8], ends: &[usize], sym: Sym) -> &'a [u8] {
+    let i = sym.index();
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &bytes[start..ends[i]]
+}
+
+/// A name's hash in the interner's table.
+fn hash_of(name: &[u8]) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(name)
 }
 
 /// Ids up to this go in a vector; larger ones (rare, or hostile) in a map.
@@ -191,6 +214,30 @@ mod tests {
         ];
         ids.extend([u64::MAX - 1, u64::MAX, 7, 1000, DENSE_LIMIT]);
         ids
+    }
+
+    #[test]
+    fn names_are_numbered_in_the_order_first_met() {
+        let mut interner = Interner::default();
+        let mut reference: HashMap<Vec<u8>, Sym> = HashMap::new();
+        // Prefixes of each other, the empty name, repeats, and enough
+        // names for the table to grow several times.
+        let mut names: Vec<Vec<u8>> = vec![b"".to_vec(), b"a".to_vec(), b"ab".to_vec()];
+        names.extend((0..500).map(|i| format!("f{}", i % 300).into_bytes()));
+        names.extend([b"a".to_vec(), b"".to_vec(), b"abc".to_vec()]);
+        for name in &names {
+            let next = Sym(reference.len() as u32);
+            let want = *reference.entry(name.clone()).or_insert(next);
+            assert_eq!(interner.intern(name), want, "{name:?}");
+        }
+        for (name, &sym) in &reference {
+            assert_eq!(interner.name(sym), &name[..]);
+        }
+        let met: Vec<&[u8]> = interner.names().collect();
+        assert_eq!(met.len(), reference.len());
+        for (i, name) in met.into_iter().enumerate() {
+            assert_eq!(reference[name], Sym(i as u32));
+        }
     }
 
     #[test]
