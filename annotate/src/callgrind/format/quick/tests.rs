@@ -97,7 +97,12 @@ fn instr_line_answers_as_the_token_wise_decoder_where_it_answers() {
 
 #[test]
 fn one_pass_cost_check_agrees_with_the_token_wise_one() {
-    for text in shapes() {
+    let mut texts = shapes();
+    // Blanks before the first cost or between two, and line ends, which
+    // only the run's reader (`first_cost_to_lf`) stops at.
+    let odd: [&[u8]; 7] = [b" 5", b"\t5 6", b"5  6", b"5\n", b"5\n6", b"\n", b""];
+    texts.extend(odd.map(<[u8]>::to_vec));
+    for text in texts {
         let name = String::from_utf8_lossy(&text);
         assert_eq!(
             super::super::position::first_cost(&text),
