@@ -86,7 +86,9 @@ fn fast_and_exact_mode_outputs_mean_the_same() {
 #[test]
 fn a_jit_run_writes_what_cost_line_writes() {
     let dir = util::scratch("jit-runs");
-    for (profile, sources) in all_fixtures(&dir) {
+    let mut cases = all_fixtures(&dir);
+    cases.push(odd_jit_lines(&dir));
+    for (profile, sources) in cases {
         let table = table(&sources);
         let input = std::fs::read(&profile).unwrap();
         let name = profile.display().to_string();
@@ -102,6 +104,81 @@ fn a_jit_run_writes_what_cost_line_writes() {
             assert_eq!(runs_cost, lines_cost, "{name}");
         }
     }
+}
+
+/// A JIT block's cost lines in the forms a run must give up on or write
+/// as `cost_line` does: a trailing blank and no costs, no costs, steps
+/// of 100 and more, `*`, a jump into another function's code and back, a
+/// call into the block's own function before a jump out, and a function
+/// met again after native code, its line in another file than its own.
+fn odd_jit_lines(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
+    let map = dir.join("perf-77.map");
+    std::fs::write(&map, "1000 100 alpha\n1100 100 beta\n").unwrap();
+    let dump = dir.join("jit-77.dump");
+    std::fs::write(&dump, files_by_row()).unwrap();
+    let alpha = [
+        "0x1000 0 5",
+        "+1 0 6",
+        "+1 0 ",
+        "+1 0",
+        "* 0 7",
+        "+150 0 3",
+        "-140 0 2",
+        "+300 0 4",
+        "+1 0 1",
+        "-300 0 2",
+        "+2 0 3 4",
+        "cfn=0x0000000000001000",
+        "calls=1 0x1000 0",
+        "+1 0 9",
+        "+300 0 4",
+        "-290 0 1",
+    ];
+    let gamma = ["0x2010 0 2", "+1 0 3", "+1 0 4"];
+    let text = format!(
+        "# callgrind format\nversion: 1\npid: 77\ncmd: toy\npart: 1\n\n\
+         positions: instr line\nevents: Ir\n\nob=???\nfl=???\n\
+         fn=0x0000000000001000\n{}\n\nfn=0x0000000000002000\n{}\n\n\
+         ob=/bin/toy\nfl=toy.c\nfn=main\n0x400 3 1\n\n\
+         ob=???\nfl=???\nfn=0x0000000000002000\n{}\n\ntotals: 70\n",
+        alpha.join("\n"),
+        gamma.join("\n"),
+        gamma.join("\n")
+    );
+    let profile = dir.join("callgrind.out.77");
+    std::fs::write(&profile, text).unwrap();
+    (profile, vec![map, dump])
+}
+
+/// A jitdump of `gamma` at 0x2000, whose line at 0x2010 is in `b.toy`,
+/// between lines in `a.toy`.
+fn files_by_row() -> Vec<u8> {
+    let mut dump = Vec::new();
+    jitdump::write::header(&mut dump, 62, 77, 0);
+    let rows = [
+        (0x2000, 3, &b"a.toy"[..]),
+        (0x2010, 5, b"b.toy"),
+        (0x2030, 6, b"a.toy"),
+    ];
+    let entries = rows.map(|(addr, line, file)| jitdump::DebugEntry {
+        addr,
+        line,
+        discrim: 0,
+        file,
+    });
+    jitdump::write::debug_info(&mut dump, 0, 0x2000, entries.into_iter());
+    let load = jitdump::CodeLoad {
+        pid: 77,
+        tid: 77,
+        code_addr: 0x2000,
+        code_size: 0x40,
+        code_index: 0,
+        name: b"gamma",
+        code: None,
+    };
+    jitdump::write::code_load_head(&mut dump, 0, &load);
+    dump.resize(dump.len() + 0x40, 0x90);
+    dump
 }
 
 /// An output that counts how often the rewriter emptied it.
