@@ -7,7 +7,8 @@
 //! position line, or declined for a JIT callee. The writer thread copies
 //! all of these from the input chunk; every other line, after any held
 //! before it, goes through [`Rewriter::line`] (a call group to
-//! `rewrite/call.rs`).
+//! `rewrite/call.rs`), a JIT block's plain lines first through
+//! [`Rewriter::jit_run`].
 
 use super::chunks::{Chunks, LineCount};
 use super::names::{self, known_name, mark_written, written_id, Pass};
@@ -66,14 +67,9 @@ impl Driver {
                 }
             } else if !lane && c.held.is_none() && rw.takes_jit_runs() {
                 if let Some(to) = c.plain_run(c.start) {
-                    let out = &mut rw.writer.out;
-                    out.copy_input(run_start..c.start)
-                        .map_err(RewriteError::Io)?;
-                    let taken = rw.jit_run(&c.buf[c.start..to]).map_err(RewriteError::Io)?;
-                    if taken > 0 {
-                        c.start += taken;
-                        newlines.skip_to(c.start - base);
-                    }
+                    copy_input(rw, run_start..c.start)?;
+                    c.start += rw.jit_run(&c.buf[c.start..to]).map_err(RewriteError::Io)?;
+                    newlines.skip_to(c.start - base);
                     run_start = c.start;
                 }
             }
@@ -96,11 +92,7 @@ impl Driver {
                     c.held.get_or_insert(line_start);
                 }
                 Pass::Declined => {
-                    let run_end = c.held.unwrap_or(line_start);
-                    rw.writer
-                        .out
-                        .copy_input(run_start..run_end)
-                        .map_err(RewriteError::Io)?;
+                    copy_input(rw, run_start..c.held.unwrap_or(line_start))?;
                     run_start = c.start;
                     rw.recall.line_at = c.offset(line_start);
                     let held = c.held.take();
@@ -114,11 +106,7 @@ impl Driver {
             }
             lane = rw.lane_open();
         }
-        let run_end = c.held.unwrap_or(c.start);
-        rw.writer
-            .out
-            .copy_input(run_start..run_end)
-            .map_err(RewriteError::Io)
+        copy_input(rw, run_start..c.held.unwrap_or(c.start))
     }
 
     /// At the end of the input: held lines go to the rewriter after all,
@@ -140,6 +128,11 @@ impl Driver {
         rw.recall.line_at = c.offset(c.start);
         rw.line(content, false).map_err(|f| error(f, line_no))
     }
+}
+
+/// Lines of the chunk the writer copies (see `Out::copy_input`).
+fn copy_input(rw: &mut Rewriter<'_>, lines: std::ops::Range<usize>) -> Result<(), RewriteError> {
+    rw.writer.out.copy_input(lines).map_err(RewriteError::Io)
 }
 
 /// Where a line is: `buf[start..]`, and how to count its number.
@@ -334,15 +327,11 @@ impl Lane {
         Some(Pass::Held)
     }
 
-    /// The callee, where it is native code with no `cob=`/`cfi=` owed for
-    /// it (its call stays as it is); `id` if the value is only that. A
+    /// The callee (`cfn=`'s value), where it is native code with no
+    /// `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
+    /// value is only that. A
     /// JIT callee is declined: its call is rewritten.
-    fn hold_callee(
-        &mut self,
-        rw: &mut Rewriter<'_>,
-        value: &[u8],
-        id: Option<u64>,
-    ) -> Option<Pass> {
+    fn hold_callee(&mut self, rw: &mut Rewriter<'_>, cfn: &[u8], id: Option<u64>) -> Option<Pass> {
         let same_defaults = rw.same_call_defaults();
         let object = self.ob.unwrap_or(rw.reader.current.ob);
         if let Some(id) = id.filter(|&id| rw.writer.native_written.contains(id)) {
@@ -351,7 +340,7 @@ impl Lane {
             self.callee = Some(Native(Some(id)));
             return Some(Pass::Held);
         }
-        let f = rw.resolve_fn(value, object).ok()?;
+        let f = rw.resolve_fn(cfn, object).ok()?;
         if f.renamed() || !same_defaults {
             return None;
         }
