@@ -329,8 +329,8 @@ impl Lane {
 
     /// The callee (`cfn=`'s value), where it is native code with no
     /// `cob=`/`cfi=` owed for it (its call stays as it is); `id` if the
-    /// value is only that. A
-    /// JIT callee is declined: its call is rewritten.
+    /// value is only that. A JIT callee is declined: its call is
+    /// rewritten.
     fn hold_callee(&mut self, rw: &mut Rewriter<'_>, cfn: &[u8], id: Option<u64>) -> Option<Pass> {
         let same_defaults = rw.same_call_defaults();
         let object = self.ob.unwrap_or(rw.reader.current.ob);
