@@ -91,9 +91,94 @@ fn newline_bits(block: &[u8; BLOCK]) -> u64 {
         .fold(0, |bits, (i, &b)| bits | (u64::from(b == b'\n') << i))
 }
 
+/// Bytes asked of a file at a time by [`each_line`] (lines are far
+/// shorter).
+const STEP: usize = 1 << 20;
+
+/// Gives `each` every line of `file`'s bytes `part` (starting at a line's
+/// start; it ends at the file's end at the latest) with its offset, its
+/// `\n` cut off, read through one window; a last line without a `\n` is
+/// given too, and then true is returned.
+pub fn each_line(
+    file: &std::fs::File,
+    part: std::ops::Range<u64>,
+    mut each: impl FnMut(&[u8], u64),
+) -> std::io::Result<bool> {
+    let mut window = jitdump::file_window::Window::new(file)?;
+    let part = part.start..part.end.min(window.len());
+    let mut offset = part.start;
+    let mut want = STEP;
+    while offset < part.end {
+        let bytes = window.at(offset, want)?;
+        let bytes = &bytes[..bytes.len().min((part.end - offset) as usize)];
+        if bytes.is_empty() {
+            break;
+        }
+        let (whole, cut) = match memchr::memrchr(b'\n', bytes) {
+            Some(last) => (&bytes[..=last], false),
+            None if offset + bytes.len() as u64 >= part.end => (bytes, true),
+            None => {
+                want = bytes.len() * 2;
+                continue;
+            }
+        };
+        let mut line_start = 0;
+        for end in Newlines::new(whole).chain(cut.then_some(whole.len())) {
+            each(&whole[line_start..end], offset + line_start as u64);
+            line_start = end + 1;
+        }
+        if cut {
+            return Ok(true);
+        }
+        offset += whole.len() as u64;
+        want = STEP;
+    }
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each line of `text`'s bytes `part` with its offset, as
+    /// [`each_line`] gives them, and whether the last had no `\n`.
+    fn lines_of(text: &[u8], part: std::ops::Range<u64>) -> (Vec<(Vec<u8>, u64)>, bool) {
+        let file = crate::output::file_holding(text).unwrap();
+        let mut lines = Vec::new();
+        let cut = each_line(&file, part, |line, at| lines.push((line.to_vec(), at))).unwrap();
+        (lines, cut)
+    }
+
+    #[test]
+    fn each_line_gives_the_lines_of_a_part_with_their_offsets() {
+        // Lines longer than a step, and many short ones: several reads.
+        let long = vec![b'x'; STEP + 100];
+        let mut text = [&long[..], b"\n\nab\n"].concat();
+        for i in 0..100_000 {
+            text.extend(format!("{i}\n").as_bytes());
+        }
+        text.extend(b"tail");
+        let (lines, cut) = lines_of(&text, 0..text.len() as u64);
+        assert!(cut);
+        assert_eq!(lines.len(), 3 + 100_000 + 1);
+        assert_eq!((lines[0].0.len(), lines[0].1), (STEP + 100, 0));
+        assert_eq!(lines[2], (b"ab".to_vec(), STEP as u64 + 102));
+        assert_eq!(lines.last().unwrap().0, b"tail");
+        for (line, at) in &lines {
+            assert_eq!(&text[*at as usize..][..line.len()], &line[..]);
+        }
+        // A part that ends after a line's end; an empty part.
+        let from = STEP as u64 + 102;
+        let (lines, cut) = lines_of(&text, from..from + 5);
+        assert_eq!(
+            (lines, cut),
+            (
+                vec![(b"ab".to_vec(), from), (b"0".to_vec(), from + 3)],
+                false
+            )
+        );
+        assert_eq!(lines_of(&text, 7..7), (vec![], false));
+    }
 
     #[test]
     fn finds_what_a_byte_scan_finds() {

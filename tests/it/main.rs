@@ -34,6 +34,7 @@ mod safe_files;
 mod scale;
 mod symbols;
 mod tool_logs;
+mod touched;
 mod trust;
 mod util;
 mod wasmtime;

@@ -16,11 +16,20 @@ pub fn table(sources: &[PathBuf]) -> SymbolTable {
 /// [`table`] for the profile `profile`, as the command builds it: the
 /// ranges in the code of the program its `cmd:` line ran left out.
 pub fn table_for(profile: Option<&std::path::Path>, sources: &[PathBuf]) -> SymbolTable {
+    table_keeping(profile, sources, None)
+}
+
+/// [`table_for`], its perf maps keeping only what `touched` keeps.
+pub fn table_keeping(
+    profile: Option<&std::path::Path>,
+    sources: &[PathBuf],
+    touched: Option<annotate::symbols::Touched>,
+) -> SymbolTable {
     let program = profile.and_then(|p| {
         let file = std::fs::File::open(p).ok()?;
         annotate::symbols::mapped::MappedCode::of_profile(&file)
     });
-    let mut table = SymbolTable::builder().outside(program);
+    let mut table = SymbolTable::builder().outside(program).touched(touched);
     for path in sources {
         let data = std::fs::read(path).unwrap();
         if jitdump::is_jitdump(&data) {

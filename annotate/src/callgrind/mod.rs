@@ -22,6 +22,7 @@ pub(crate) mod format;
 mod rewrite;
 mod stats;
 mod stream;
+pub mod touched;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};

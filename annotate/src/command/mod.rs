@@ -5,9 +5,11 @@
 mod discover;
 mod epochs;
 pub mod logs;
+mod no_symbols;
 mod outputs;
 mod provenance;
 mod runs;
+mod touched;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -18,7 +20,9 @@ use crate::callgrind::Stats;
 use crate::input::{self, Input, Kind};
 use crate::symbols::guest::GuestSymbols;
 use crate::symbols::mapped::MappedCode;
-use crate::symbols::{BiasMode, SymbolTable, SymbolTableBuilder};
+use crate::symbols::{BiasMode, SymbolTable, SymbolTableBuilder, Touched};
+use no_symbols::no_symbols;
+pub use no_symbols::NoSymbols;
 use outputs::{merge_parts, merge_target, rewrite_one};
 use provenance::Provenance;
 pub(crate) use runs::Run;
@@ -253,9 +257,11 @@ fn annotate_run(
 ) -> Result<Report> {
     let cmd = input::profile_command(&profiles[0].file);
     let ends = epochs::ends(&profiles);
-    let indexed = index_symbols(&provenance.used, request)?;
+    let has_epochs = ends.iter().any(Option::is_some);
+    let named = touched::ahead(&profiles, &provenance.used, has_epochs, cmd.as_deref());
+    let indexed = index_symbols(&provenance.used, request, named)?;
     // Kept for the epochs' tables where the run has any.
-    let (whole, indexed) = match ends.iter().any(Option::is_some) {
+    let (whole, indexed) = match has_epochs {
         true => (
             indexed.fork().context("cannot read the symbol files")?,
             Some(indexed),
@@ -293,70 +299,28 @@ fn annotate_run(
     Ok(report)
 }
 
-/// No symbol file was given, and none was found where runtimes put them.
-#[derive(Debug)]
-pub struct NoSymbols {
-    /// The profiles' pids (empty: no profile has a `pid:` line).
-    pub pids: Vec<u32>,
-    /// Every place looked at.
-    pub looked: Vec<PathBuf>,
-    /// Files found there but set aside, and why.
-    pub set_aside: Vec<(PathBuf, String)>,
-}
-
-impl std::fmt::Display for NoSymbols {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.pids.is_empty() {
-            return f.write_str(
-                "nothing to name: the profile has no pid: line to find its jitdump or perf map by; \
-                 give them after the profile",
-            );
-        }
-        let pids: Vec<String> = self.pids.iter().map(u32::to_string).collect();
-        let looked: Vec<String> = self
-            .looked
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        write!(
-            f,
-            "nothing to name: no jitdump or perf map of pid {} (looked for {}",
-            pids.join(", "),
-            looked.join(", ")
-        )?;
-        for (path, why) in &self.set_aside {
-            write!(f, "; '{}' {why}", path.display())?;
-        }
-        f.write_str("); give them after the profile")
-    }
-}
-
-impl std::error::Error for NoSymbols {}
-
-/// The error for processes where nothing was found to name them by.
-fn no_symbols(pids: &[Option<u32>], found: &[Provenance]) -> NoSymbols {
-    NoSymbols {
-        pids: pids.iter().flatten().copied().collect(),
-        looked: found
-            .iter()
-            .flat_map(|p| p.looked.iter().cloned())
-            .collect(),
-        set_aside: found.iter().flat_map(|p| p.notes.iter().cloned()).collect(),
-    }
-}
-
 /// Indexes every symbol file (each read once, whatever its size; a
 /// range's names are read again only if a profile touches it), leaving
 /// out the ranges in the run's `program`'s own code.
 fn load_symbols(sources: &[Input], request: &Request, cmd: Option<&str>) -> Result<SymbolTable> {
-    Ok(table_of(index_symbols(sources, request)?, Vec::new(), cmd))
+    Ok(table_of(
+        index_symbols(sources, request, None)?,
+        Vec::new(),
+        cmd,
+    ))
 }
 
 /// Every symbol file indexed, once: the tables of a run's epochs are all
-/// made from it ([`table_of`]).
-fn index_symbols(sources: &[Input], request: &Request) -> Result<SymbolTableBuilder> {
+/// made from it ([`table_of`]); perf maps keep what `touched` keeps.
+fn index_symbols(
+    sources: &[Input],
+    request: &Request,
+    touched: Option<Touched>,
+) -> Result<SymbolTableBuilder> {
     let bias = request.bias;
-    let mut table = SymbolTable::builder().raw_names(request.raw_names);
+    let mut table = SymbolTable::builder()
+        .raw_names(request.raw_names)
+        .touched(touched);
     for source in sources {
         let path = &source.path;
         let file = source

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::{
     decoded, guest, index_jitdump, index_perfmap, mapped, modules, order::Order, twins, BiasMode,
-    SourceKind, SymbolTable,
+    SourceKind, SymbolTable, Touched,
 };
 
 /// Builds a [`SymbolTable`] from symbol files; [`build`](Self::build)
@@ -27,6 +27,8 @@ pub struct SymbolTableBuilder {
     /// could not be read to its end): the epoch and the modules are
     /// settled at [`build`](Self::build).
     indexed: Vec<(usize, Range<usize>, Option<Order>)>,
+    /// What the profiles name, where perf maps keep only that.
+    touched: Option<Touched>,
 }
 
 /// Whether the table's entries are in address order, where that is known
@@ -124,6 +126,7 @@ impl SymbolTableBuilder {
             epoch_end: Vec::new(),
             program: None,
             indexed: self.indexed.clone(),
+            touched: None,
         })
     }
 
@@ -147,7 +150,7 @@ impl SymbolTableBuilder {
     pub fn add_perf_map_file(&mut self, path: PathBuf, file: File) -> std::io::Result<()> {
         let source = self.table.add_source(path, SourceKind::PerfMap, file);
         let first = self.table.entries.len();
-        let indexed = index_perfmap::add(&mut self.table, source);
+        let indexed = index_perfmap::add(&mut self.table, source, self.touched.as_ref());
         let order = indexed.as_ref().ok().copied();
         self.indexed
             .push((source, first..self.table.entries.len(), order));
@@ -180,6 +183,14 @@ impl SymbolTableBuilder {
         let added =
             crate::output::file_holding(data).and_then(|file| self.add_perf_map_file(path, file));
         added.expect("a temporary file holds a perf map's bytes");
+    }
+
+    /// Perf maps added from now on, where written a function at a time,
+    /// keep only the ranges `touched` keeps: those a lookup could answer
+    /// with for the profiles it was made of.
+    pub fn touched(mut self, touched: Option<Touched>) -> Self {
+        self.touched = touched;
+        self
     }
 
     /// Keeps mangled names as the symbol files give them (Valgrind's

@@ -10,8 +10,7 @@ use memchr::{memchr, memchr_iter};
 
 use super::order::Order;
 use super::room::{self, Filled, Room};
-use super::{Entry, SymbolTable, NO_DEBUG};
-use crate::newlines::Newlines;
+use super::{Entry, SymbolTable, Touched, NO_DEBUG};
 use crate::perfmap::{self, MapWriter};
 use jitdump::file_window::Window;
 
@@ -31,12 +30,15 @@ const SHORT_LINE: u64 = 32;
 struct Skipped {
     lines: usize,
     unterminated_tail: bool,
+    /// Usable lines whose range [`Keep`] left out.
+    untouched: usize,
 }
 
 /// Indexes perf map `source`; says whether its entries are in address
-/// order.
-pub fn add(table: &mut SymbolTable, source: usize) -> io::Result<Order> {
-    add_splitting_from(table, source, SPLIT_FROM)
+/// order. With `touched`, a map written a function at a time keeps only
+/// the ranges it keeps (see [`Touched`]).
+pub fn add(table: &mut SymbolTable, source: usize, touched: Option<&Touched>) -> io::Result<Order> {
+    add_splitting_from(table, source, SPLIT_FROM, touched)
 }
 
 /// [`add`], reading maps from `split_from` bytes on as two halves.
@@ -44,30 +46,50 @@ fn add_splitting_from(
     table: &mut SymbolTable,
     source: usize,
     split_from: u64,
+    touched: Option<&Touched>,
 ) -> io::Result<Order> {
     let file = table.sources[source].file.try_clone()?;
     let len = Window::new(&file)?.len();
+    let writer = writer_of(&file)?;
+    let by_function = matches!(writer, MapWriter::V8 | MapWriter::HotSpot);
+    let keep = Keep(touched.filter(|_| by_function));
     let mut skipped = Skipped::default();
     let order = match split_point(&file, len, split_from)? {
-        Some(split) => add_halves(table, source, &file, split, &mut skipped)?,
+        Some(split) => add_halves(table, (source, keep), &file, split, &mut skipped)?,
         None => {
             table.reserve(usize::try_from(len / SHORT_LINE).unwrap_or(0));
-            scan(&file, source, 0..len, &mut skipped, |e| table.push(e))?
+            scan(&file, (source, keep), 0..len, &mut skipped, |e| {
+                table.push(e)
+            })?
         }
     };
     report(table, source, &skipped);
-    let mut head = [0; 4096];
-    let len = std::os::unix::fs::FileExt::read_at(&file, &mut head, 0)?;
-    let first = head[..len]
-        .split(|&b| b == b'\n')
-        .next()
-        .unwrap_or_default();
-    let writer = perfmap::writer(first);
-    let by_function = matches!(writer, MapWriter::V8 | MapWriter::HotSpot);
     table.sources[source].by_function = by_function;
     let path = table.sources[source].path.clone();
     table.report.map_writers.push((path, writer));
     Ok(order)
+}
+
+/// Which runtime wrote the map, told by its first line.
+fn writer_of(file: &File) -> io::Result<MapWriter> {
+    let mut head = [0; 4096];
+    let len = std::os::unix::fs::FileExt::read_at(file, &mut head, 0)?;
+    let first = head[..len]
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default();
+    Ok(perfmap::writer(first))
+}
+
+/// Which ranges are kept: all, or those [`Touched`] keeps.
+#[derive(Clone, Copy)]
+struct Keep<'t>(Option<&'t Touched>);
+
+impl Keep<'_> {
+    #[inline]
+    fn keeps(&self, entry: &Entry) -> bool {
+        self.0.is_none_or(|t| t.keeps(entry.start, entry.size))
+    }
 }
 
 /// Where a large map is cut in two, and how many lines each half is
@@ -118,7 +140,7 @@ fn split_point(file: &File, len: u64, split_from: u64) -> io::Result<Option<Spli
 /// where no thread can be made).
 fn add_halves(
     table: &mut SymbolTable,
-    source: usize,
+    (source, keep): (usize, Keep),
     file: &File,
     split: Split,
     skipped: &mut Skipped,
@@ -127,9 +149,11 @@ fn add_halves(
     let (mut front, back) = room::split(&mut table.entries, split.front_lines);
     let mut back = Half::Empty(back, Skipped::default());
     let (front, order) = std::thread::scope(|scope| -> io::Result<(Filled, Order)> {
-        let read_back = || back.read(file, source, split.mid..split.len);
+        let read_back = || back.read(file, (source, keep), split.mid..split.len);
         let thread = crate::memory::helper_thread().spawn_scoped(scope, read_back);
-        let order = scan(file, source, 0..split.mid, skipped, |e| front.push(e))?;
+        let order = scan(file, (source, keep), 0..split.mid, skipped, |e| {
+            front.push(e)
+        })?;
         if let Ok(thread) = thread {
             thread
                 .join()
@@ -137,13 +161,14 @@ fn add_halves(
         }
         Ok((front.filled(), order))
     })?;
-    back.read(file, source, split.mid..split.len)?;
+    back.read(file, (source, keep), split.mid..split.len)?;
     let Half::Read(back, back_skipped, back_order) = back else {
         unreachable!("the back half is read above");
     };
     room::join(&mut table.entries, split.front_lines, front, back);
     skipped.lines += back_skipped.lines;
     skipped.unterminated_tail = back_skipped.unterminated_tail;
+    skipped.untouched += back_skipped.untouched;
     Ok(order.then(back_order))
 }
 
@@ -156,7 +181,7 @@ enum Half<'a> {
 
 impl Half<'_> {
     /// Reads `part` into the room, if that has not been done.
-    fn read(&mut self, file: &File, source: usize, part: Range<u64>) -> io::Result<()> {
+    fn read(&mut self, file: &File, source: (usize, Keep), part: Range<u64>) -> io::Result<()> {
         *self = match std::mem::replace(self, Half::Gone) {
             Half::Empty(mut room, mut skipped) => {
                 let order = scan(file, source, part, &mut skipped, |e| room.push(e))?;
@@ -169,51 +194,26 @@ impl Half<'_> {
 }
 
 /// Indexes the lines of the map's bytes `part` (starting at a line's
-/// start), giving each usable line's entry to `push` in order; says
+/// start), giving each usable line's entry that `keep` keeps to `push` in order; says
 /// whether they are in address order.
 fn scan(
     file: &File,
-    source: usize,
+    (source, keep): (usize, Keep),
     part: Range<u64>,
     skipped: &mut Skipped,
     mut push: impl FnMut(Entry),
 ) -> io::Result<Order> {
-    let mut window = Window::new(file)?;
     let mut order = Order::default();
-    let mut offset = part.start;
-    let mut want = STEP;
-    while offset < part.end {
-        let bytes = window.at(offset, want)?;
-        let bytes = &bytes[..bytes.len().min((part.end - offset) as usize)];
-        let whole = match bytes.iter().rposition(|&b| b == b'\n') {
-            Some(last) => &bytes[..=last],
-            None if offset + bytes.len() as u64 >= part.end => {
-                skipped.unterminated_tail = !bytes.is_empty();
-                bytes
-            }
-            None => {
-                want = bytes.len() * 2;
-                continue;
-            }
-        };
-        let mut line_start = 0;
-        let ends = Newlines::new(whole).chain((!whole.ends_with(b"\n")).then_some(whole.len()));
-        for end in ends {
-            let line = &whole[line_start..end];
-            line_start = end + 1;
-            let at = offset + (line.as_ptr() as usize - whole.as_ptr() as usize) as u64;
-            match entry(source, line, at) {
-                Some(Some(entry)) => {
-                    order.note(&entry);
-                    push(entry)
-                }
-                Some(None) => skipped.lines += 1,
-                None => {}
-            }
+    let cut = crate::newlines::each_line(file, part, |line, at| match entry(source, line, at) {
+        Some(Some(entry)) if keep.keeps(&entry) => {
+            order.note(&entry);
+            push(entry)
         }
-        offset += whole.len() as u64;
-        want = STEP;
-    }
+        Some(Some(_)) => skipped.untouched += 1,
+        Some(None) => skipped.lines += 1,
+        None => {}
+    })?;
+    skipped.unterminated_tail |= cut;
     Ok(order)
 }
 
@@ -237,6 +237,7 @@ fn entry(source: usize, line: &[u8], at: u64) -> Option<Option<Entry>> {
 }
 
 fn report(table: &mut SymbolTable, source: usize, skipped: &Skipped) {
+    table.sources[source].untouched = skipped.untouched;
     let path = table.sources[source].path.clone();
     if skipped.lines > 0 {
         let what = "perf map lines skipped (unparsable or size 0)".to_string();
@@ -264,7 +265,7 @@ mod tests {
         let file = crate::output::file_holding(map).unwrap();
         let mut table = SymbolTable::default();
         let source = table.add_source("perf-1.map".into(), SourceKind::PerfMap, file);
-        add_splitting_from(&mut table, source, split_from).unwrap();
+        add_splitting_from(&mut table, source, split_from, None).unwrap();
         let entries = table.entries.iter().map(|e| (e.start, e.size, e.record));
         let problems = table.report.problems.iter().map(|p| (p.1.clone(), p.2));
         (entries.collect(), problems.collect())

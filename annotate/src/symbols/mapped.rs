@@ -94,7 +94,7 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> Option<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -110,7 +110,7 @@ mod tests {
 
     /// An ELF file's bytes: class (2: 64-bit), data (1: little-endian),
     /// type (2: EXEC), and program headers `entry` bytes apart.
-    fn elf(class: u8, data: u8, kind: u16, entry: u16, phs: &[Ph]) -> Vec<u8> {
+    pub(crate) fn elf(class: u8, data: u8, kind: u16, entry: u16, phs: &[Ph]) -> Vec<u8> {
         let mut bytes = vec![0u8; 64];
         bytes[..4].copy_from_slice(b"\x7fELF");
         (bytes[4], bytes[5]) = (class, data);

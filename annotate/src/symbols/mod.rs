@@ -32,6 +32,7 @@ mod segments;
 mod symbol;
 #[cfg(test)]
 pub(crate) mod test_dump;
+mod touched;
 mod twins;
 
 use std::cell::RefCell;
@@ -45,6 +46,7 @@ pub use bias::{BiasMode, Decision, Writer};
 pub use builder::{ReadError, SymbolTableBuilder};
 use segments::Index;
 pub use symbol::{FileId, Hit, Row, Symbol, SymbolId};
+pub use touched::Touched;
 
 /// Where symbols came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +75,8 @@ pub struct Source {
     /// Written by a runtime that compiles a function at a time (V8,
     /// HotSpot): its loads are never a module's block (see `modules`).
     by_function: bool,
+    /// Ranges left out as no profile names them (see [`Touched`]).
+    untouched: usize,
 }
 
 impl Source {
@@ -85,6 +89,7 @@ impl Source {
             header: self.header.clone(),
             shift: self.shift,
             by_function: self.by_function,
+            untouched: self.untouched,
         })
     }
 }
@@ -185,6 +190,7 @@ impl SymbolTable {
             header: None,
             shift: 0,
             by_function: false,
+            untouched: 0,
         });
         self.sources.len() - 1
     }
@@ -361,12 +367,11 @@ impl SymbolTable {
         self.entries.len()
     }
 
-    /// How many code ranges came from source number `source`.
-    pub(crate) fn ranges_of(&self, source: usize) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| e.source as usize == source)
-            .count()
+    /// How many code ranges came from source number `source` (those no
+    /// profile names among them, though the table did not keep them).
+    pub fn ranges_of(&self, source: usize) -> usize {
+        let kept = self.entries.iter().filter(|e| e.source as usize == source);
+        kept.count() + self.sources[source].untouched
     }
 
     /// The file name numbered `id`.

@@ -131,6 +131,22 @@ fn spec_key(key: &[u8]) -> Result<Key, LineError> {
     })
 }
 
+/// True for a header key that starts a new part where it follows a
+/// part's `events:` line (ids and the position start afresh).
+pub fn starts_part(key: &[u8]) -> bool {
+    const PART_START: [&[u8]; 8] = [
+        b"version",
+        b"creator",
+        b"pid",
+        b"cmd",
+        b"part",
+        b"thread",
+        b"positions",
+        b"events",
+    ];
+    PART_START.contains(&key)
+}
+
 /// Removes leading spaces and tabs.
 pub fn trim_start(s: &[u8]) -> &[u8] {
     let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();

@@ -5,7 +5,7 @@ use super::ids::Sym;
 use super::reader::Reader;
 use super::state::Part;
 use super::{Res, Rewriter};
-use crate::callgrind::format::line::parse_u64;
+use crate::callgrind::format::line::{parse_u64, starts_part};
 use crate::callgrind::format::position::Columns;
 
 /// A part dumped at jit-client's request where an epoch ended.
@@ -28,16 +28,7 @@ impl Rewriter<'_> {
     /// A header line (`key: value`): a new part starts at the first of
     /// its header lines after cost lines; `totals:`/`summary:` are counted.
     pub(super) fn header(&mut self, raw: &[u8], key: &[u8], value: &[u8], terminated: bool) -> Res {
-        const PART_START: [&[u8]; 7] = [
-            b"version",
-            b"creator",
-            b"pid",
-            b"cmd",
-            b"part",
-            b"thread",
-            b"positions",
-        ];
-        if self.totals.events_seen && (PART_START.contains(&key) || key == b"events") {
+        if self.totals.events_seen && starts_part(key) {
             self.end_block()?;
             self.close_part_totals();
             let none = self.part_none();
