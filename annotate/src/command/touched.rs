@@ -8,8 +8,8 @@ use crate::symbols::mapped::MappedCode;
 use crate::symbols::Touched;
 
 /// How many times the maps' size the profiles' must stay under: reading
-/// a profile ahead costs about 15 times as much a byte as indexing a map
-/// (measured in docs/performance.md).
+/// a profile ahead takes about 11 times as long a byte as indexing a map
+/// (docs/performance.md).
 const LARGER: u64 = 16;
 
 /// A map smaller than this is indexed whole: its entries cost little.

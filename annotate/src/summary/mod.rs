@@ -135,8 +135,22 @@ fn sources(s: &mut String, report: &Report) {
                 n => format!(", and {n} the jitdump gives too, named from it"),
             }
         };
+        let kept = |i| match table.left_out_unnamed(i) {
+            0 => String::new(),
+            n => format!(
+                ", {} of them kept: those on pages the profiles name",
+                table.ranges_of(i) - n
+            ),
+        };
         let ranges = used
-            .map(|i| format!("{} code ranges{}; ", table.ranges_of(i), twins(i)))
+            .map(|i| {
+                format!(
+                    "{} code ranges{}{}; ",
+                    table.ranges_of(i),
+                    kept(i),
+                    twins(i)
+                )
+            })
             .unwrap_or_default();
         let _ = writeln!(s, "symbols{of}: '{}' ({ranges}{why})", path.display());
     }

@@ -374,6 +374,12 @@ impl SymbolTable {
         kept.count() + self.sources[source].untouched
     }
 
+    /// How many code ranges of source number `source` the table left out
+    /// as no profile names them (see [`Touched`]).
+    pub fn left_out_unnamed(&self, source: usize) -> usize {
+        self.sources[source].untouched
+    }
+
     /// The file name numbered `id`.
     pub fn file(&self, id: FileId) -> Arc<str> {
         self.files.borrow()[id.index()].clone()
