@@ -36,8 +36,10 @@ struct Scan {
 }
 
 impl Scan {
-    /// Reads one line; `None` where it does not read.
+    /// Reads one line (a CR before its LF dropped, as the rewrite drops
+    /// it); `None` where it does not read.
     fn line(&mut self, text: &[u8], touched: &mut Touched) -> Option<()> {
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
         match classify(text).ok()? {
             Line::Position(text) => {
                 self.pos = self.cols.decode(text, &self.pos).ok()?.0;
@@ -135,7 +137,7 @@ mod tests {
 
     #[test]
     fn names_positions_targets_and_names_with_their_callers() {
-        let profile = b"# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n\
+        let profile = b"# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n\n\
             ob=???\nfn=(1) 0x0000000000010000'2'0x0000000000020000'main\n\
             0x30000 1 5\n+8192 2 1\n* * 1\n\
             cfn=(1)\ncalls=2 +20480 0\n-4096 3 4\n\
@@ -146,8 +148,17 @@ mod tests {
             // Named nowhere:
             0x40000, 0x50000, 0x60000,
         ];
-        let kept = kept(profile, &asked).unwrap();
-        assert_eq!(kept, &asked[..9]);
+        let kept_lf = kept(profile, &asked).unwrap();
+        assert_eq!(kept_lf, &asked[..9]);
+        // With CRLF line ends (a blank line among them).
+        let crlf: Vec<u8> = profile
+            .iter()
+            .flat_map(|&b| match b {
+                b'\n' => vec![b'\r', b'\n'],
+                b => vec![b],
+            })
+            .collect();
+        assert_eq!(kept(&crlf, &asked), Some(kept_lf));
     }
 
     #[test]
