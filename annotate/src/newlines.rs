@@ -178,6 +178,12 @@ mod tests {
             )
         );
         assert_eq!(lines_of(&text, 7..7), (vec![], false));
+        // A file of one line without its end, and a part past the end.
+        assert_eq!(lines_of(b"abc", 0..3), (vec![(b"abc".to_vec(), 0)], true));
+        assert_eq!(
+            lines_of(b"ab\n", 0..u64::MAX),
+            (vec![(b"ab".to_vec(), 0)], false)
+        );
     }
 
     #[test]
