@@ -141,10 +141,10 @@ mod tests {
             ob=???\nfn=(1) 0x0000000000010000'2'0x0000000000020000'main\n\
             0x30000 1 5\n+8192 2 1\n* * 1\n\
             cfn=(1)\ncalls=2 +20480 0\n-4096 3 4\n\
-            jump=1 0x70000 0\njcnd=1/2 0x80000 0\n\
+            jump=1 +131072 0\njcnd=1/2 +196608 0\n\
             fn=(2)\n+65536 1 1\n";
         let asked = [
-            0x10000, 0x20000, 0x30000, 0x32000, 0x37000, 0x31000, 0x70000, 0x80000, 0x41000,
+            0x10000, 0x20000, 0x30000, 0x32000, 0x37000, 0x31000, 0x51000, 0x61000, 0x41000,
             // Named nowhere:
             0x40000, 0x50000, 0x60000,
         ];
@@ -163,10 +163,11 @@ mod tests {
 
     #[test]
     fn a_part_starts_from_position_zero_with_its_own_columns() {
-        // (The last line has no line end.)
-        let profile = b"positions: instr line\nevents: Ir\nfn=a\n0x50000 1 1\n\
+        // (The last line has no line end. Part 1's line, 0x70000, would
+        // put part 2's instruction at 0x71000 were the position kept.)
+        let profile = b"positions: instr line\nevents: Ir\nfn=a\n0x50000 458752 1\n\
             part: 2\npositions: line instr\nevents: Ir\nfn=a\n3 +4096 1";
-        let kept = kept(profile, &[0x50000, 0x51000, 0x1000]).unwrap();
+        let kept = kept(profile, &[0x50000, 0x51000, 0x1000, 0x71000]).unwrap();
         assert_eq!(kept, [0x50000, 0x1000]);
     }
 
