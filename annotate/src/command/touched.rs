@@ -85,8 +85,9 @@ mod tests {
     fn a_profile_is_read_ahead_only_of_perf_maps_far_larger_than_it() {
         let map = |len| (Kind::PerfMap, len);
         assert!(reads_ahead(4 << 16, &[map(SMALLEST_MAP)], false));
+        assert!(reads_ahead(4 << 16, &[map(4 * SMALLEST_MAP)], false));
         assert!(reads_ahead(4 << 16, &[map(2 << 20), map(2 << 20)], false));
-        assert!(!reads_ahead(4 << 16, &[map(SMALLEST_MAP - 1)], false));
+        assert!(!reads_ahead(4 << 10, &[map(SMALLEST_MAP - 1)], false));
         // The profiles at most the maps' size over LARGER.
         let most = SMALLEST_MAP / LARGER;
         assert!(reads_ahead(most, &[map(SMALLEST_MAP)], false));
