@@ -44,13 +44,15 @@ impl Touched {
         self.bits[bit / 64] |= 1 << (bit % 64);
     }
 
-    /// Keeps every range inside `range` too.
+    /// Keeps every range that starts inside `range` too.
     pub fn keep_within(&mut self, range: Range<u64>) {
         self.kept.push(range);
     }
 
-    /// False only where no address named lies in `[start, start+size)`
-    /// and the range lies in no range kept whatever is named.
+    /// Whether `[start, start+size)` is kept: it reaches a page that holds
+    /// an address named (or a page sharing its bit), spans more pages than
+    /// are looked at, or starts in a range kept whatever is named. False
+    /// only where no address named can lie in it.
     #[inline]
     pub fn keeps(&self, start: u64, size: u64) -> bool {
         let last = start.saturating_add(size.saturating_sub(1)) >> PAGE_BITS;
