@@ -97,6 +97,31 @@ fn a_call_to_a_second_entry_point_is_a_call() {
     check_oracle(&dir, "entries");
 }
 
+#[test]
+fn beam_calling_itself_at_a_label_under_another_level_gives_back() {
+    // A real BEAM run (tests/fixtures/erlang-fib): `init:get_arguments/1'2`
+    // calls `init:get_arguments/1` at a label in its middle (an entry
+    // point), and the function called back a continuation from its entry
+    // block. The plan summed that call among those the continuation comes
+    // out of; the write skipped it as the function's own, and the calls
+    // into each level were left holding 50,097,146 and 50,095,834 Ir
+    // (first event) of continuations that rule 8 takes out.
+    let dir = util::scratch("attr-beam-levels");
+    let profile = crate::rewrite::gunzip("erlang-fib", "callgrind.out.11724", &dir);
+    crate::rewrite::gunzip("erlang-fib", "jit-11724.dump", &dir);
+    let out = util::annotate(
+        &dir,
+        &[profile.to_str().unwrap(), "jit-11724.dump", "-o", "named"],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("entry points inside JIT functions (no call of the function returns there, as HotSpot's verified entries): 1604;"),
+        "{said}"
+    );
+    check_oracle(&dir, "erlang-fib");
+}
+
 /// Holds the oracle to the output `named` of a run in `dir`.
 fn check_oracle(dir: &std::path::Path, what: &str) {
     let profile = util::file_starting(dir, "callgrind.out.").unwrap();

@@ -161,11 +161,14 @@ impl Rewriter<'_> {
             return Ok(None);
         }
         let (part, name) = (self.stats.parts, self.naming.names.name(name));
-        if caller == Some(symbol) {
-            let own = plan.own_levels.get_mut(&(part, symbol));
-            let Some(share) = own.and_then(|by_name| by_name.get_mut(name)) else {
-                return Ok(None);
-            };
+        // A call from the callee's own code under another name: its share
+        // of the continuations between levels where the plan gave one
+        // (the callee's arcs then give back its own, so none of what it
+        // called back comes out of this call); else, as any caller's, of
+        // what it called back.
+        let own = plan.own_levels.get_mut(&(part, symbol));
+        let own = own.and_then(|by_name| by_name.get_mut(name));
+        if let Some(share) = own.filter(|_| caller == Some(symbol)) {
             let (out, taken, held) = share.take_out(costs)?;
             self.stats.reentry.between_levels += taken;
             self.stats.reentry.between_levels_held += held;
