@@ -344,7 +344,10 @@ fn calls_into_a_function_that_called_a_continuation_back_give_it_back() {
         );
     }
     // (of what the call between the levels held: all but sumTo'2's 30)
-    let between = (stats.reentry.between_levels, stats.reentry.between_levels_held);
+    let between = (
+        stats.reentry.between_levels,
+        stats.reentry.between_levels_held,
+    );
     assert_eq!(between, (240_114, 240_145), "{:?}", stats.reentry);
 }
 

@@ -16,12 +16,12 @@
 //! calls, so their inclusive cost stays within their callers'. Where `x`
 //! is JIT code, the calls into `x` held it too, while `x`'s own call of
 //! the continuation is folded away: those calls give it back, `x`'s own
-//! code under another name among them (`Plan::called_back`; BEAM calls a
-//! label of its own function at another level; not `f`'s own calls into
-//! `x`, nor where `x` is
-//! the callee at the site it returns to), so that `x`'s callers hold what
-//! `x` ran, as its self cost and calls say (V8: `f -> Call builtins ->
-//! noop -> middle of f`, where `noop` read 14% of a run). Also where `x`
+//! code under another name among them (BEAM calls a label of its own
+//! function at another level; `Plan::called_back`; not `f`'s own calls
+//! into `x`, nor where `x` is the callee at the site it returns to), so
+//! that `x`'s callers hold what `x` ran, as its self cost and calls say
+//! (V8: `f -> Call builtins -> noop -> middle of f`, where `noop` read
+//! 14% of a run). Also where `x`
 //! called it back from a continuation of its own (`x` resumed after a
 //! call, then returning to `f`), if the calls into `x` all call it under
 //! one name (under several, levels of recursion, which of them held it
