@@ -125,8 +125,8 @@ impl Noted {
     ) -> Vec<u64> {
         let mut into = Vec::new();
         for ((entered, caller), calls) in self.into.get(&key).into_iter().flatten() {
-            let left = |c: SymbolId| !resumed.contains(&c) && !giving.contains(&(part, c));
-            if is_entry(x, *entered) && caller.is_none_or(left) {
+            let gives_own = |c: SymbolId| giving.contains(&(part, c));
+            if is_entry(x, *entered) && gives_back(*caller, resumed, gives_own) {
                 add(&mut into, calls);
             }
         }
@@ -167,4 +167,18 @@ impl Noted {
             .collect();
         (one_name, several)
     }
+}
+
+/// True where a call into a function that called continuations back,
+/// made from `caller`'s code, gives them back: the plan sums such calls
+/// (`Noted::calls_into`) and the write takes from the same ones
+/// (`Rewriter::called_back_costs`). Not a call by a function resumed
+/// (`resumed`: its own arcs give its continuations back) nor by one
+/// whose arcs give back continuations of its own (`gives_own`).
+pub(super) fn gives_back(
+    caller: Option<SymbolId>,
+    resumed: &HashSet<SymbolId>,
+    gives_own: impl Fn(SymbolId) -> bool,
+) -> bool {
+    caller.is_none_or(|c| !resumed.contains(&c) && !gives_own(c))
 }

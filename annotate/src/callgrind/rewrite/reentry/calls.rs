@@ -5,6 +5,7 @@
 //! of a call into a function that called continuations back is written
 //! less its share of them (`Plan::called_back`).
 
+use super::called_back::gives_back;
 use super::levels::Named;
 use crate::callgrind::format::position::{add_costs, first_cost};
 use crate::callgrind::rewrite::naming::FnKind;
@@ -166,9 +167,11 @@ impl Rewriter<'_> {
         // (the callee's arcs then give back its own, so none of what it
         // called back comes out of this call); else, as any caller's, of
         // what it called back.
-        let own = plan.own_levels.get_mut(&(part, symbol));
-        let own = own.and_then(|by_name| by_name.get_mut(name));
-        if let Some(share) = own.filter(|_| caller == Some(symbol)) {
+        let own = match caller == Some(symbol) {
+            true => plan.own_levels.get_mut(&(part, symbol)),
+            false => None,
+        };
+        if let Some(share) = own.and_then(|by_name| by_name.get_mut(name)) {
             let (out, taken, held) = share.take_out(costs)?;
             self.stats.reentry.between_levels += taken;
             self.stats.reentry.between_levels_held += held;
@@ -178,9 +181,8 @@ impl Rewriter<'_> {
         let Some(back) = named.and_then(|by_name| by_name.get_mut(name)) else {
             return Ok(None);
         };
-        let giving =
-            |c: SymbolId| back.resumed.contains(&c) || plan.shares.contains_key(&(part, c));
-        if caller.is_some_and(giving) {
+        let gives_own = |c: SymbolId| plan.shares.contains_key(&(part, c));
+        if !gives_back(caller, &back.resumed, gives_own) {
             return Ok(None);
         }
         let (out, taken, held) = back.share.take_out(costs)?;

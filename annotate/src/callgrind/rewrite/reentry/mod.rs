@@ -21,12 +21,12 @@
 //! into `x`, nor where `x` is the callee at the site it returns to), so
 //! that `x`'s callers hold what `x` ran, as its self cost and calls say
 //! (V8: `f -> Call builtins -> noop -> middle of f`, where `noop` read
-//! 14% of a run). Also where `x`
-//! called it back from a continuation of its own (`x` resumed after a
-//! call, then returning to `f`), if the calls into `x` all call it under
-//! one name (under several, levels of recursion, which of them held it
-//! is not known) and no continuation of `x` calls `x` (BEAM's shared
-//! stubs: such calls are inside an activation of `x` too). Without
+//! 14% of a run). Also where `x` called it back from a continuation of
+//! its own (`x` resumed after a call, then returning to `f`), if the
+//! calls into `x` all call it under one name (under several, levels of
+//! recursion, which of them held it is not known) and no continuation of
+//! `x` calls `x` (BEAM's shared stubs: such calls are inside an
+//! activation of `x` too). Without
 //! instruction addresses, the arcs from `f` to `x` are taken (a chain's
 //! continuation then stays, and is reported).
 //!
