@@ -15,11 +15,12 @@ use crate::symbols::SymbolId;
 impl Rewriter<'_> {
     /// In the first pass, a call from the current block (from `caller`'s
     /// code, where JIT code holds it) to `callee` whose position line is
-    /// `text`, where it calls a JIT range under another name than the
-    /// block's: its first cost noted for the levels (see `levels`), by
+    /// `text`, where it calls a JIT range: where under another name than
+    /// the block's, its first cost noted for the levels (see `levels`), by
     /// the name called and, at a continuation, by the address; and its
     /// costs, by the address called, as what that name's callers called
-    /// it with (`Noted::into`).
+    /// it with (`Noted::into`; from the range's own blocks, `own_into`,
+    /// since their names may still be lowered).
     pub(in crate::callgrind::rewrite) fn note_call(
         &mut self,
         callee: Option<FnRef>,
@@ -29,23 +30,27 @@ impl Rewriter<'_> {
         let Some((named, addr, entry)) = self.first_pass_jit(callee) else {
             return Ok(());
         };
-        let block = self.part.jit_block_at();
-        if let Some((b, _, entered)) = block.filter(|&(b, ..)| b == named.0) {
+        let own = self.part.jit_block_at().filter(|&(b, ..)| b == named.0);
+        if let Some((b, _, entered)) = own {
             let from_own = (self.stats.parts, b, entered, (addr, entry));
             self.reentry.noted.from_own.insert(from_own);
         }
-        if block.is_some_and(|(b, name, _)| (b, name) == named) {
-            return Ok(()); // under the block's own name: not a call in
-        }
         let costs = self.cols.skip(text)?;
-        let levels = &mut self.reentry.noted.levels;
-        let level_sum = match entry {
-            true => levels.called.entry(named).or_default(),
-            false => levels.resumed_cost.entry((named, addr)).or_default(),
-        };
-        *level_sum += first_cost(costs)?;
+        // (under the block's own name: no call in, for the levels)
+        if own.is_none_or(|(_, name, _)| name != named.1) {
+            let levels = &mut self.reentry.noted.levels;
+            let level_sum = match entry {
+                true => levels.called.entry(named).or_default(),
+                false => levels.resumed_cost.entry((named, addr)).or_default(),
+            };
+            *level_sum += first_cost(costs)?;
+        }
         let key = (self.stats.parts, named.0, named.1);
-        let into = self.reentry.noted.into.entry(key).or_default();
+        let noted = &mut self.reentry.noted;
+        let into = match own {
+            Some((_, block, at)) => noted.own_into.entry((key, block, at)).or_default(),
+            None => noted.into.entry(key).or_default(),
+        };
         let calls = into.entry(((addr, entry), caller)).or_default();
         Ok(add_costs(calls, costs)?)
     }

@@ -97,9 +97,8 @@ impl Rewriter<'_> {
             self.reentry.noted.levels.note_name(jit);
             return jit.name.clone();
         };
-        let key = (jit.symbol, jit.name.clone());
-        let lowered = plan.levels.get(&key).filter(|_| !jit.entry);
-        lowered.unwrap_or(&jit.name).clone()
+        let entered = (jit.addr, jit.entry);
+        plan.written_name(jit.symbol, &jit.name, entered).to_vec()
     }
 
     /// True where `owner`'s code calls its own function's middle written

@@ -103,9 +103,16 @@ pub(in crate::callgrind) struct Noted {
     /// block's name and the address it was entered at.
     pub(super) called_back: HashMap<(Resumption, Sym, Entered), Vec<u64>>,
     /// What the calls into each JIT range's entry held, by the name
-    /// called (part, range, name), from anything but code of that name,
-    /// by the JIT range whose code called (`None`: other code).
+    /// called (part, range, name), from anything but a block written
+    /// under that name, by the JIT range whose code called (`None`: other
+    /// code). Those from the range's own blocks join it at the plan.
     pub(super) into: HashMap<NameOf, ByCaller>,
+    /// The calls into a JIT range's entry from its own blocks, by the
+    /// name called, the calling block's name (as callgrind leveled it)
+    /// and where that block was entered: they join `into` where the block
+    /// is written under another name than the one called (see
+    /// [`Noted::settle_own_calls`]).
+    pub(super) own_into: HashMap<(NameOf, Sym, Entered), ByCaller>,
     /// The call sites of `f`'s code that call a JIT range.
     pub(super) site_callees: HashSet<(Of, u64, SymbolId)>,
     /// Calls into a JIT range made from its own blocks: (part, range,
@@ -160,6 +167,7 @@ impl Noted {
             p != part || calling_back.contains(&(p, x)) || resumed.contains(&(p, x))
         };
         self.into.retain(|&(p, x, _), _| noted(p, x));
+        self.own_into.retain(|&((p, x, _), ..), _| noted(p, x));
         self.from_own.retain(|&(p, x, _, _)| noted(p, x));
         self.ran.retain(|&(p, x, _, _), _| noted(p, x));
         self.ran_arcs.retain(|&((p, x, _, _), ..), _| noted(p, x));
@@ -224,6 +232,12 @@ impl Noted {
         Some((Arcs::To(x), cost))
     }
 
+    /// True where a folded call enters its function (no call of the
+    /// function returns where it resumed it).
+    fn enters(&self, instr: bool) -> impl Fn(&Resumption) -> bool + '_ {
+        move |&(part, f, addr, _)| !self.returns_to((part, f), addr, instr)
+    }
+
     /// True where `addr` can be the return address of a call `of` made:
     /// always without instruction addresses (`instr` false).
     fn returns_to(&self, of: Of, addr: u64, instr: bool) -> bool {
@@ -239,7 +253,7 @@ impl Noted {
     /// positions have instruction addresses; `outside`: a site lies in no
     /// JIT range (asked only of calls into entry points).
     pub fn plan(
-        &self,
+        &mut self,
         names: &Interner,
         instr: bool,
         outside: impl Fn(u64) -> bool,
@@ -248,13 +262,30 @@ impl Noted {
             levels: self.levels.lowered(names),
             ..Plan::default()
         };
-        let entry = |&(part, f, addr, _): &Resumption| !self.returns_to((part, f), addr, instr);
-        plan.entries = self.entry_points(&entry, instr, &outside);
+        plan.entries = self.entry_points(&self.enters(instr), instr, &outside);
+        self.settle_own_calls(&plan, names);
+        let entry = self.enters(instr);
         let sites = self.sites_with_entries(&plan.entries, &outside);
         self.arc_shares(&mut plan, &sites, &entry, names);
         (plan.called_back, plan.own_levels) =
             self.called_back_shares(&sites, &entry, &plan, (names, &outside));
         (plan.takes_out() || plan.unplaced > 0).then_some(plan)
+    }
+
+    /// Adds to `into` the calls from a range's own blocks written under
+    /// another name than the one they call (see `Plan::written_name`):
+    /// the block `f'2` written as `f` calls `f'2`; `f'3` written as `f'2`
+    /// calling `f'2` is no call into it.
+    fn settle_own_calls(&mut self, plan: &Plan, names: &Interner) {
+        for ((key @ (_, x, name), block, entered), calls) in self.own_into.drain() {
+            if plan.written_name(x, names.name(block), entered) == names.name(name) {
+                continue;
+            }
+            let into = self.into.entry(key).or_default();
+            for (by, costs) in calls {
+                add(into.entry(by).or_default(), &costs);
+            }
+        }
     }
 
     /// The calls into a function's middle that enter it (`entry`: no

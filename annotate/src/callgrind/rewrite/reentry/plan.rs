@@ -5,7 +5,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{Arcs, Callee, Of};
+use super::{Arcs, Callee, Entered, Of};
 use crate::callgrind::format::position::{all_costs, push_costs};
 use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
@@ -24,6 +24,24 @@ impl Plan {
     /// (`called_back`, `own_levels`).
     pub fn gives_back_into(&self) -> bool {
         !self.called_back.is_empty() || !self.own_levels.is_empty()
+    }
+
+    /// The name a block of JIT range `x` that callgrind named `name`,
+    /// entered at `entered`, is written under: a continuation's with its
+    /// level lowered where the plan lowers it; an entry's, or an entry
+    /// point's, as it is. The second pass names its blocks so, and the
+    /// plan tells by it which calls a block makes under its own name.
+    pub(super) fn written_name<'a>(
+        &'a self,
+        x: SymbolId,
+        name: &'a [u8],
+        (addr, entry): Entered,
+    ) -> &'a [u8] {
+        if entry || self.entries.contains(&(x, addr)) {
+            return name;
+        }
+        let lowered = self.levels.get(&(x, name.to_vec()));
+        lowered.map_or(name, Vec::as_slice)
     }
 
     /// How many addresses inside JIT functions are entry points.
