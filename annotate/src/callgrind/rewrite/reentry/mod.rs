@@ -79,6 +79,7 @@ mod calls;
 mod levels;
 mod noted;
 mod plan;
+mod sites;
 pub(in crate::callgrind) use noted::Noted;
 pub(in crate::callgrind) use plan::Plan;
 

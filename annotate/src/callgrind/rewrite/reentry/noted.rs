@@ -2,16 +2,13 @@
 //! the arcs from JIT code by call site and by callee, the folded calls
 //! that may prove calls into entry points; and the plan made of them.
 
-use std::collections::BTreeMap;
-
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::levels::Levels;
 use super::plan::{first, Plan, Share};
+use super::sites::{BySite, Sites};
 use super::{Arcs, Entered, Of, Who};
-use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::ids::{FastMap, Interner, Sym};
-use crate::callgrind::rewrite::Res;
 use crate::symbols::SymbolId;
 
 /// The longest x86-64 instruction: a call site further below an address
@@ -30,58 +27,6 @@ pub(super) type ByCaller = HashMap<(Entered, Option<SymbolId>), Vec<u64>>;
 
 /// Continuations' cost summed, and the cost of the arcs they come out of.
 type Taken<'a> = (Vec<u64>, &'a Vec<u64>);
-
-/// Inclusive cost per call site of `f`'s code.
-pub(super) type BySite = HashMap<Of, BTreeMap<u64, Vec<u64>>>;
-
-/// Inclusive cost of arcs from JIT code, per call site (where positions
-/// have an instruction address).
-#[derive(Clone, Debug, Default)]
-pub(super) struct Sites {
-    /// Of the arcs from `f`'s code.
-    pub(super) all: BySite,
-    /// Of the arcs charged to `f` made at sites in no JIT range.
-    pub(super) outside: BySite,
-}
-
-impl Sites {
-    /// An arc from `of`'s code at `site` (in no JIT range: `outside`).
-    pub(super) fn add(&mut self, of: Of, site: u64, costs: &[u8], outside: bool) -> Res {
-        add_costs(
-            self.all.entry(of).or_default().entry(site).or_default(),
-            costs,
-        )?;
-        if outside {
-            let sites = self.outside.entry(of).or_default();
-            add_costs(sites.entry(site).or_default(), costs)?;
-        }
-        Ok(())
-    }
-
-    /// `calls` added as arcs, those at sites in no JIT range (`outside`)
-    /// to both maps.
-    fn merge(&mut self, calls: &BySite, outside: &impl Fn(u64) -> bool) {
-        for (&of, sites) in calls {
-            for (&site, cost) in sites {
-                add(
-                    self.all.entry(of).or_default().entry(site).or_default(),
-                    cost,
-                );
-                if outside(site) {
-                    add(
-                        self.outside.entry(of).or_default().entry(site).or_default(),
-                        cost,
-                    );
-                }
-            }
-        }
-    }
-
-    fn retain(&mut self, keep: impl Fn(u64, SymbolId) -> bool) {
-        self.all.retain(|&(p, f), _| keep(p, f));
-        self.outside.retain(|&(p, f), _| keep(p, f));
-    }
-}
 
 /// What the first pass saw.
 #[derive(Default)]
