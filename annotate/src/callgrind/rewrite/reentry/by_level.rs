@@ -32,8 +32,8 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::noted::{add, ByCaller, NameOf, Noted};
-use super::plan::{first, OwnLevels, Plan, Share};
+use super::noted::{ByCaller, NameOf, Noted};
+use super::plan::{add, first, OwnLevels, Plan, Share};
 use super::{Arcs, Callee, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};
 use crate::symbols::SymbolId;

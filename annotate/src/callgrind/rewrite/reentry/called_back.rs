@@ -5,8 +5,8 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::by_level::{Known, Sums};
-use super::noted::{add, NameOf, Noted, Resumption};
-use super::plan::{first, CalledBack, CalledBackShares, OwnLevels, Plan, Share};
+use super::noted::{NameOf, Noted, Resumption};
+use super::plan::{add, first, CalledBack, CalledBackShares, OwnLevels, Plan, Share};
 use super::sites::Sites;
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{Interner, Sym};

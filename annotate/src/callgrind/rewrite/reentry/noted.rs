@@ -5,7 +5,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::levels::Levels;
-use super::plan::{first, Plan, Share};
+use super::plan::{add, first, Plan, Share};
 use super::sites::{BySite, Sites};
 use super::{Arcs, Entered, Of, Who};
 use crate::callgrind::rewrite::ids::{FastMap, Interner, Sym};
@@ -339,15 +339,6 @@ impl Noted {
             }
         }
         (first(&sum) > 0).then_some(sum)
-    }
-}
-
-pub(super) fn add(sum: &mut Vec<u64>, values: &[u64]) {
-    if sum.len() < values.len() {
-        sum.resize(values.len(), 0);
-    }
-    for (s, v) in sum.iter_mut().zip(values) {
-        *s = s.saturating_add(*v);
     }
 }
 

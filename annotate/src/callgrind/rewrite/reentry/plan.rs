@@ -166,6 +166,16 @@ pub(in crate::callgrind) struct Plan {
     pub(super) resumed: u64,
 }
 
+/// `values` added to `sum`, event by event (saturating).
+pub(super) fn add(sum: &mut Vec<u64>, values: &[u64]) {
+    if sum.len() < values.len() {
+        sum.resize(values.len(), 0);
+    }
+    for (s, v) in sum.iter_mut().zip(values) {
+        *s = s.saturating_add(*v);
+    }
+}
+
 /// The first event's cost (0 for none).
 pub(super) fn first(costs: &[u64]) -> u64 {
     costs.first().copied().unwrap_or(0)

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::noted::add;
+use super::plan::add;
 use super::Of;
 use crate::callgrind::format::position::add_costs;
 use crate::callgrind::rewrite::Res;
