@@ -63,37 +63,67 @@ impl Pending {
 }
 
 /// Each load's `code_index`, in entry order, to find the load a CODE_MOVE
-/// names (dropped once the file is read).
+/// names (dropped once the file is read). Held as runs: most writers
+/// number their loads one after another, each load the next entry, so a
+/// million loads are a few runs, not 16 MB of fresh memory.
 #[derive(Default)]
 struct Loads {
-    indexes: Vec<(u64, u32)>,
+    runs: Vec<Run>,
+    /// Every `code_index` above the one before.
     sorted: bool,
+}
+
+/// Loads numbered `code_index`, `code_index + 1`... in entries `entry`,
+/// `entry + 1`...
+#[derive(Clone, Copy)]
+struct Run {
+    code_index: u64,
+    entry: u32,
+    len: u32,
+}
+
+impl Run {
+    /// The entry of the load numbered `code_index`, if in this run.
+    fn entry_of(&self, code_index: u64) -> Option<usize> {
+        let at = code_index.checked_sub(self.code_index)?;
+        (at < u64::from(self.len)).then(|| self.entry as usize + at as usize)
+    }
+
+    /// True where the load numbered `code_index` in entry `entry` comes
+    /// next in this run.
+    fn goes_on(&self, code_index: u64, entry: u32) -> bool {
+        let next = u64::from(self.len);
+        self.len < u32::MAX
+            && self.code_index.checked_add(next) == Some(code_index)
+            && u64::from(self.entry) + next == u64::from(entry)
+    }
 }
 
 impl Loads {
     fn push(&mut self, code_index: u64, entry: usize) {
-        let ascending = self.indexes.last().is_none_or(|&(i, _)| i < code_index);
-        self.sorted = ascending && (self.sorted || self.indexes.is_empty());
-        self.indexes.push((code_index, entry as u32));
+        let entry = entry as u32;
+        let ascending =
+            (self.runs.last()).is_none_or(|r| r.code_index + u64::from(r.len) - 1 < code_index);
+        self.sorted = ascending && (self.sorted || self.runs.is_empty());
+        match self.runs.last_mut() {
+            Some(run) if run.goes_on(code_index, entry) => run.len += 1,
+            _ => self.runs.push(Run {
+                code_index,
+                entry,
+                len: 1,
+            }),
+        }
     }
 
     /// The entry of the latest load with `code_index`.
     fn find(&self, code_index: u64) -> Option<usize> {
-        let found = match self.sorted {
+        match self.sorted {
             true => {
-                let i = self.indexes.partition_point(|&(i, _)| i <= code_index);
-                i.checked_sub(1).map(|i| self.indexes[i])
+                let i = self.runs.partition_point(|r| r.code_index <= code_index);
+                self.runs[..i].last()?.entry_of(code_index)
             }
-            false => self
-                .indexes
-                .iter()
-                .rev()
-                .find(|&&(i, _)| i == code_index)
-                .copied(),
-        };
-        found
-            .filter(|&(i, _)| i == code_index)
-            .map(|(_, e)| e as usize)
+            false => self.runs.iter().rev().find_map(|r| r.entry_of(code_index)),
+        }
     }
 }
 
@@ -277,6 +307,44 @@ mod tests {
             }
             assert_eq!(fast.orphans(), plain.map.len());
         }
+    }
+
+    /// `Loads` as a plain list of every load: the meaning the runs keep.
+    fn latest(loads: &[(u64, usize)], code_index: u64) -> Option<usize> {
+        loads.iter().rev().find(|l| l.0 == code_index).map(|l| l.1)
+    }
+
+    #[test]
+    fn loads_in_runs_find_what_the_plain_list_finds() {
+        let mut next = crate::symbols::tests::below(0x2545_f491_4f6c_dd1du64);
+        for round in 0..300 {
+            let (mut runs, mut plain) = (Loads::default(), Vec::new());
+            let mut index = next(4);
+            for entry in 0..60 {
+                // Mostly the next number in the next entry (one run), now
+                // and then a gap, a number again, or an entry skipped (a
+                // move's copy between loads).
+                match next(8) {
+                    0 => index += 1 + next(3),
+                    1 => index = next(20),
+                    _ => index += 1,
+                }
+                if round % 2 == 0 && next(10) == 0 {
+                    continue;
+                }
+                runs.push(index, entry);
+                plain.push((index, entry));
+            }
+            for code_index in 0..100 {
+                assert_eq!(runs.find(code_index), latest(&plain, code_index));
+            }
+        }
+        let mut loads = Loads::default();
+        for entry in 0..1_000_000 {
+            loads.push(entry as u64 + 7, entry);
+        }
+        assert_eq!(loads.runs.len(), 1);
+        assert_eq!(loads.find(500_006), Some(499_999));
     }
 
     #[test]
