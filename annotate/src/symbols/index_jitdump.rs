@@ -345,6 +345,15 @@ mod tests {
         }
         assert_eq!(loads.runs.len(), 1);
         assert_eq!(loads.find(500_006), Some(499_999));
+        // In order while each number is above the last one of the run
+        // before; a number again is not (searched from the end then).
+        let mut loads = Loads::default();
+        for (entry, index) in [1u64, 2, 3, 4, 5, 6].into_iter().enumerate() {
+            loads.push(index, entry);
+        }
+        assert!(loads.sorted);
+        loads.push(6, 7);
+        assert!(!loads.sorted);
     }
 
     #[test]
