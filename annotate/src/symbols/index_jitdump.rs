@@ -89,6 +89,11 @@ impl Run {
         (at < u64::from(self.len)).then(|| self.entry as usize + at as usize)
     }
 
+    /// The number of its last load (a run holds at least one).
+    fn last(&self) -> u64 {
+        self.code_index + u64::from(self.len - 1)
+    }
+
     /// True where the load numbered `code_index` in entry `entry` comes
     /// next in this run.
     fn goes_on(&self, code_index: u64, entry: u32) -> bool {
@@ -102,8 +107,7 @@ impl Run {
 impl Loads {
     fn push(&mut self, code_index: u64, entry: usize) {
         let entry = entry as u32;
-        let ascending =
-            (self.runs.last()).is_none_or(|r| r.code_index + u64::from(r.len) - 1 < code_index);
+        let ascending = (self.runs.last()).is_none_or(|r| r.last() < code_index);
         self.sorted = ascending && (self.sorted || self.runs.is_empty());
         match self.runs.last_mut() {
             Some(run) if run.goes_on(code_index, entry) => run.len += 1,
@@ -354,6 +358,12 @@ mod tests {
         assert!(loads.sorted);
         loads.push(6, 7);
         assert!(!loads.sorted);
+        // The highest number a file can give: no overflow (a debug build
+        // would panic on `start + len - 1`).
+        let mut loads = Loads::default();
+        loads.push(u64::MAX, 0);
+        loads.push(u64::MAX, 1);
+        assert_eq!(loads.find(u64::MAX), Some(1));
     }
 
     #[test]
