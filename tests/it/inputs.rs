@@ -142,6 +142,34 @@ fn no_symbol_file_found_says_where_it_looked_and_writes_nothing() {
 }
 
 #[test]
+fn symbol_files_with_nothing_in_them_are_named_as_such() {
+    let dir = util::scratch("inputs-empty-symbols");
+    fixture_profile(&dir);
+    std::fs::write(dir.join("perf-9747.map"), b"").unwrap();
+    refused(
+        &dir,
+        &["callgrind.out.9747", "perf-9747.map"],
+        &["'perf-9747.map' is empty: its JIT wrote no functions there"],
+    );
+    // Found under the process's names: each said, not passed over.
+    let text = std::fs::read_to_string(util::fixture("c-demo/callgrind.out.9747")).unwrap();
+    let text = text.replacen("\npid: 9747\n", "\npid: 3999999999\n", 1);
+    std::fs::write(dir.join("callgrind.out.3999999999"), text).unwrap();
+    std::fs::write(dir.join("perf-3999999999.map"), b"").unwrap();
+    std::fs::write(dir.join("jit-3999999999.dump"), b"not a dump\n").unwrap();
+    let at = |name: &str| format!("'{}/{name}' not used: ", dir.display());
+    refused(
+        &dir,
+        &["callgrind.out.3999999999"],
+        &[
+            "nothing to name",
+            &(at("perf-3999999999.map") + "empty"),
+            &(at("jit-3999999999.dump") + "not readable as a jitdump or perf map"),
+        ],
+    );
+}
+
+#[test]
 fn completions_and_man_pages_come_from_the_cli_definition() {
     let dir = util::scratch("inputs-completions");
     let bash = run(&dir, &["completions", "bash"]);

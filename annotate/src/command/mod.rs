@@ -144,6 +144,10 @@ impl Inputs {
             let input = Input::open(path)?;
             match input.kind {
                 Kind::Profile => inputs.profiles.push(input),
+                Kind::Empty if named_as_symbols(path) => bail!(
+                    "'{}' is empty: its JIT wrote no functions there, so it names nothing",
+                    path.display()
+                ),
                 Kind::Empty => inputs.empty.push(input.path),
                 Kind::Jitdump | Kind::PerfMap => inputs.sources.push(input),
                 Kind::ToolLog => inputs.logs.push(input),
@@ -151,6 +155,15 @@ impl Inputs {
         }
         Ok(inputs)
     }
+}
+
+/// A name runtimes give symbol files (`perf-PID.map`, `jit-PID.dump`),
+/// never a profile's: an empty file so named was meant as one.
+fn named_as_symbols(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("map" | "dump")
+    )
 }
 
 /// Runs `annotate` on profiles or on Valgrind logs, whichever were given.

@@ -284,8 +284,13 @@ pub fn discovered(
     };
     let mut candidates: Vec<(Input, Evidence)> = Vec::new();
     for path in discovery.found {
-        let Ok(input) = Input::open(&path) else {
-            continue;
+        let input = match Input::open(&path) {
+            Ok(input) if matches!(input.kind, Kind::Jitdump | Kind::PerfMap) => input,
+            found => {
+                let why = unusable(found.ok().map(|i| i.kind));
+                provenance.notes.push((path, format!("not used: {why}")));
+                continue;
+            }
         };
         let evidence = Evidence::of(&input);
         let refused = input.file.metadata().ok().and_then(|m| {
@@ -322,6 +327,16 @@ pub fn discovered(
         }
     }
     provenance
+}
+
+/// Why a file found under a symbol file's name cannot be read as one
+/// (`None`: it could not be opened or told apart).
+fn unusable(kind: Option<Kind>) -> &'static str {
+    match kind {
+        Some(Kind::Empty) => "empty",
+        Some(_) => "neither a jitdump nor a perf map",
+        None => "not readable as a jitdump or perf map",
+    }
 }
 
 /// Why a candidate cannot be process `pid`'s file of this run, if it cannot.
