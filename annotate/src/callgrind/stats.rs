@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use rustc_hash::FxHashMap;
+
 use crate::symbols::SymbolId;
 
 /// How a profile ended.
@@ -62,7 +64,8 @@ pub struct Stats {
     pub jit_cost: BTreeMap<SymbolId, u64>,
     /// Self cost (first event) still in address-named functions under
     /// `???`, by address: code outside every known JIT range.
-    pub unnamed_cost: HashMap<u64, u64>,
+    /// (Fx: added to for every cost line of such a block.)
+    pub unnamed_cost: FxHashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
     pub ambiguous: BTreeSet<SymbolId>,
     /// jit-client's live-mode images the profile names as objects: the
