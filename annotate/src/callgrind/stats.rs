@@ -216,7 +216,7 @@ mod tests {
             events: vec![format!("Ev{n}")],
             total: n,
             jit_cost: [(SymbolId(1), n + 1), (SymbolId(n as u32 + 10), n + 2)].into(),
-            unnamed_cost: [(0x10, n + 3), (0x100 + n, n + 4)].into(),
+            unnamed_cost: [(0x10, n + 3), (0x100 + n, n + 4)].into_iter().collect(),
             ambiguous: [SymbolId(n as u32)].into(),
             live_images: [format!("image{n}")].into(),
             folded_calls: n + 5,

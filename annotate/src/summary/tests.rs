@@ -192,7 +192,8 @@ fn jit_cost_counts_names_and_ranges_and_lists_the_costly_unnamed_addresses() {
         (0x60, 3),
         (0x70, 50),
     ]
-    .into();
+    .into_iter()
+    .collect();
     let report = report(table, stats);
     let said = lines(&report);
     let at = said
