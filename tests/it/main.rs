@@ -15,6 +15,7 @@ mod inflation;
 mod inputs;
 mod install;
 mod jit_client;
+mod jit_runs;
 mod leftovers;
 mod live;
 mod live_pages;

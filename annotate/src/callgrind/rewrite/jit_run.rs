@@ -3,8 +3,10 @@
 //! position changes. Callgrind writes a JIT function's code as one cost
 //! line per instruction, and a perf map gives the whole function one
 //! source line, so most of these lines land where the line before did.
-//! The test `a_jit_run_writes_what_cost_line_writes` holds the two to the
-//! same output on every fixture.
+//! An address-named block's lines outside every JIT range are copied as
+//! they are, in runs too. The test `a_jit_run_writes_what_cost_line_writes`
+//! holds the runs to the lines on every fixture, with its symbol files
+//! and with none that name its code.
 
 use std::io;
 use std::ops::Range;
@@ -30,6 +32,9 @@ impl Rewriter<'_> {
     /// stretch is open; the number of bytes taken. The line it stops at
     /// goes to [`cost_line`](Self::cost_line), which looks it up.
     pub(in crate::callgrind) fn jit_run(&mut self, lines: &[u8]) -> io::Result<usize> {
+        if let Block::Unnamed(addr) = self.part.block {
+            return self.unnamed_run(addr, lines);
+        }
         let Some((symbol, place)) = self.run_place() else {
             return Ok(0);
         };
@@ -99,5 +104,59 @@ impl Rewriter<'_> {
                 line: u64::from(place.line),
             },
         ))
+    }
+
+    /// Copies the cost lines at the start of `lines` of the block named by
+    /// address `addr` while each lies outside every JIT range, as
+    /// `unnamed_cost_line` copies such a line where the output is in step
+    /// with the input; the number of bytes taken.
+    fn unnamed_run(&mut self, addr: u64, lines: &[u8]) -> io::Result<usize> {
+        let Some(mut input) = self.reader.pos().copied() else {
+            return Ok(0);
+        };
+        if !self.copies_unnamed_lines(&input) {
+            return Ok(0);
+        }
+        let (mut cost, mut taken) = (0u64, 0);
+        loop {
+            let rest = &lines[taken..];
+            let Some((at, line, on)) = quick::instr_line(rest, &input) else {
+                break;
+            };
+            let Some((first, len)) = quick::first_cost_to_lf(on) else {
+                break;
+            };
+            if self.naming.lookup(at, None).is_some() {
+                break;
+            }
+            (input[0], input[1]) = (at, line);
+            cost = cost.wrapping_add(first);
+            taken += rest.len() - on.len() + len + 1;
+        }
+        if taken > 0 {
+            let run = &lines[..taken];
+            self.writer
+                .out
+                .compose_lines(|buf| buf.extend_from_slice(run))?;
+            self.reader.set_pos(input);
+            self.writer.copied_position(input);
+            self.part.last_own = Some(input);
+            let sum = self.stats.unnamed_cost.entry(addr).or_default();
+            *sum = sum.wrapping_add(cost);
+        }
+        Ok(taken)
+    }
+
+    /// True where an address-named block's cost line at a position outside
+    /// every JIT range would be copied as it is, leaving the output in
+    /// step: nothing charged to another function, the output's file the
+    /// input's, the columns `instr line`, no group open, and the output's
+    /// position that of the input (`input`).
+    fn copies_unnamed_lines(&self, input: &Pos) -> bool {
+        let home =
+            self.part.charged.is_none() && self.writer.current.file == self.reader.current.file;
+        let plain = self.cols.is_instr_line() && self.reader.group.is_empty();
+        let in_step = self.writer.synced || self.writer.pos == *input;
+        home && plain && in_step && !self.writer.absolute_next
     }
 }
