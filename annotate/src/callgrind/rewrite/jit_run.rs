@@ -25,6 +25,34 @@ struct Place {
     line: u64,
 }
 
+/// A plain cost line of the columns `instr line` as a run reads it.
+struct RunLine<'a> {
+    addr: u64,
+    line: u64,
+    /// The costs, without the blank before them or the LF after.
+    costs: &'a [u8],
+    /// The first cost.
+    cost: u64,
+    /// The line's length with its LF.
+    size: usize,
+}
+
+/// The line at the start of `rest`, against the input's position `input`:
+/// `None` where it is not in the form [`quick::instr_line`] and
+/// [`quick::first_cost_to_lf`] read (then `cost_line` reads it).
+#[inline(always)]
+fn run_line<'a>(rest: &'a [u8], input: &Pos) -> Option<RunLine<'a>> {
+    let (addr, line, on) = quick::instr_line(rest, input)?;
+    let (cost, len) = quick::first_cost_to_lf(on)?;
+    Some(RunLine {
+        addr,
+        line,
+        costs: &on[..len],
+        cost,
+        size: rest.len() - on.len() + len + 1,
+    })
+}
+
 impl Rewriter<'_> {
     /// Rewrites the cost lines at the start of `lines` (whole plain lines
     /// of the current block, each ending in LF) while each lies where the
@@ -46,30 +74,23 @@ impl Rewriter<'_> {
         let taken = self.writer.out.compose_lines(|buf| {
             buf.reserve(lines.len());
             let mut taken = 0;
-            loop {
-                let rest = &lines[taken..];
-                let Some((addr, line, on)) = quick::instr_line(rest, &input) else {
-                    break;
-                };
-                let Some((cost, len)) = quick::first_cost_to_lf(on) else {
-                    break;
-                };
-                if !place.range.contains(&addr) {
+            while let Some(l) = run_line(&lines[taken..], &input) {
+                if !place.range.contains(&l.addr) {
                     break;
                 }
-                (input[0], input[1]) = (addr, line);
+                (input[0], input[1]) = (l.addr, l.line);
                 let mut out: Pos = input;
                 out[1] = place.line;
-                jit_costs.add(symbol, cost);
-                noted.add_ran(cost);
+                jit_costs.add(symbol, l.cost);
+                noted.add_ran(l.cost);
                 quick::encode_instr_line(buf, &out, &output, false);
-                if len > 0 {
+                if !l.costs.is_empty() {
                     buf.push(b' ');
-                    buf.extend_from_slice(&on[..len]);
+                    buf.extend_from_slice(l.costs);
                 }
                 buf.push(b'\n');
                 output = out;
-                taken += rest.len() - on.len() + len + 1;
+                taken += l.size;
             }
             taken
         })?;
@@ -118,20 +139,13 @@ impl Rewriter<'_> {
             return Ok(0);
         }
         let (mut cost, mut taken) = (0u64, 0);
-        loop {
-            let rest = &lines[taken..];
-            let Some((at, line, on)) = quick::instr_line(rest, &input) else {
-                break;
-            };
-            let Some((first, len)) = quick::first_cost_to_lf(on) else {
-                break;
-            };
-            if self.naming.lookup(at, None).is_some() {
+        while let Some(l) = run_line(&lines[taken..], &input) {
+            if self.naming.lookup(l.addr, None).is_some() {
                 break;
             }
-            (input[0], input[1]) = (at, line);
-            cost = cost.wrapping_add(first);
-            taken += rest.len() - on.len() + len + 1;
+            (input[0], input[1]) = (l.addr, l.line);
+            cost = cost.wrapping_add(l.cost);
+            taken += l.size;
         }
         if taken > 0 {
             let run = &lines[..taken];
