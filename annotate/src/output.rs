@@ -137,7 +137,7 @@ pub fn write_atomically<T>(
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in '{}'", dir.display()))?;
+        .map_err(|e| unwritable_folder(path, dir, &e))?;
     // Exactly the input's bits, whatever the umask: a 0600 profile stays
     // private.
     tmp.as_file()
@@ -149,6 +149,23 @@ pub fn write_atomically<T>(
         .map_err(|e| e.error)
         .with_context(|| format!("cannot rename to '{}'", path.display()))?;
     Ok(value)
+}
+
+/// Why `path` cannot be written in `dir`, from the error creating a file
+/// there (its kind only: the temporary file's name means nothing to a
+/// user).
+fn unwritable_folder(path: &Path, dir: &Path, e: &std::io::Error) -> anyhow::Error {
+    let why = match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "no permission to create files there".to_string(),
+        std::io::ErrorKind::ReadOnlyFilesystem => "its file system is read-only".to_string(),
+        std::io::ErrorKind::NotFound => "it does not exist".to_string(),
+        _ => e.kind().to_string(),
+    };
+    anyhow::anyhow!(
+        "cannot write '{}' in '{}': {why}; give -o a path in a folder you can write to",
+        path.display(),
+        dir.display()
+    )
 }
 
 /// Fills an unlinked temporary file, then copies it to standard output:

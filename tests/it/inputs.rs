@@ -170,6 +170,22 @@ fn symbol_files_with_nothing_in_them_are_named_as_such() {
 }
 
 #[test]
+fn an_output_in_a_folder_that_cannot_take_it_is_named_with_why() {
+    let dir = util::scratch("inputs-no-folder");
+    fixture_profile(&dir);
+    std::fs::copy(
+        util::fixture("c-demo/jit-9747.dump"),
+        dir.join("jit-9747.dump"),
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["callgrind.out.9747", "-o", "missing/named.out"],
+        &["cannot write 'missing/named.out' in 'missing': it does not exist; give -o"],
+    );
+}
+
+#[test]
 fn completions_and_man_pages_come_from_the_cli_definition() {
     let dir = util::scratch("inputs-completions");
     let bash = run(&dir, &["completions", "bash"]);
