@@ -91,17 +91,22 @@ fn odd_jit_lines(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
         "* * 8",
         "+1 2",
     ];
+    // The same in a block of the file the map's functions are written
+    // under (`<jit>`): only what its lines are charged to tells them apart.
+    let same_file = ["0x3100 0 1", "0x1010 0 2", "0x3104 0 3", "+1 0 4"];
     let text = format!(
         "# callgrind format\nversion: 1\npid: 77\ncmd: toy\npart: 1\n\n\
          positions: instr line\nevents: Ir\n\nob=???\nfl=???\n\
          fn=0x0000000000001000\n{}\n\nfn=0x0000000000002000\n{}\n\n\
          ob=/bin/toy\nfl=toy.c\nfn=main\n0x400 3 1\n\n\
          ob=???\nfl=???\nfn=0x0000000000002000\n{}\n\n\
-         fn=0x0000000000003000\n{}\n\ntotals: 106\n",
+         fn=0x0000000000003000\n{}\n\nfl=<jit>\nfn=0x0000000000003100\n{}\n\n\
+         totals: 116\n",
         alpha.join("\n"),
         gamma.join("\n"),
         gamma.join("\n"),
-        stub.join("\n")
+        stub.join("\n"),
+        same_file.join("\n")
     );
     let profile = dir.join("callgrind.out.77");
     std::fs::write(&profile, text).unwrap();
