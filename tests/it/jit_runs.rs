@@ -79,9 +79,11 @@ fn odd_jit_lines(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
         "-290 0 1",
     ];
     let gamma = ["0x2010 0 2", "+1 0 3", "+1 0 4"];
-    // Code outside every range that runs into alpha's and comes back.
+    // Code outside every range that runs into alpha's and comes back; its
+    // first line relative to gamma's last (0x2012, line 0), which the
+    // output wrote at another line and file: no run may copy it.
     let stub = [
-        "0x3000 0 1",
+        "+4078 +2 1",
         "+1 0 2",
         "+1 1 3",
         "0x1010 0 4",
