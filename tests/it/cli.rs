@@ -319,3 +319,45 @@ fn a_symbol_file_from_a_pipe_is_used_and_said_without_an_owner() {
     assert!(stderr.contains(said), "{stderr}");
     assert!(stderr.contains("JIT functions named: 2"), "{stderr}");
 }
+
+#[test]
+fn a_file_named_twice_is_read_once() {
+    let dir = util::scratch("cli-twice");
+    copy_fixture("c-demo-parts", &dir);
+    let parts = ["callgrind.out.9754.1-01", "callgrind.out.9754-01"];
+    let once = annotate(&dir, &[&parts[..], &["--merge", "-o", "once.out"]].concat());
+    assert!(
+        once.status.success(),
+        "{}",
+        String::from_utf8_lossy(&once.stderr)
+    );
+    // A glob and a name, and `./` before one: each part twice.
+    let twice = [
+        &parts[..],
+        &[
+            "./callgrind.out.9754-01",
+            parts[0],
+            "--merge",
+            "-o",
+            "twice.out",
+        ],
+    ]
+    .concat();
+    let out = annotate(&dir, &twice);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    assert!(
+        read("once.out") == read("twice.out"),
+        "the joined parts differ"
+    );
+    let total = |said: &[u8]| {
+        let said = String::from_utf8_lossy(said).into_owned();
+        let at = said.find("% of Ir (").expect("a share of Ir");
+        said[at..].lines().next().unwrap().to_string()
+    };
+    assert_eq!(total(&once.stderr), total(&out.stderr));
+}

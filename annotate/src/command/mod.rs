@@ -140,8 +140,14 @@ struct Inputs {
 impl Inputs {
     fn open(paths: &[PathBuf]) -> Result<Inputs> {
         let mut inputs = Inputs::default();
+        let mut seen = std::collections::HashSet::new();
         for path in paths {
             let input = Input::open(path)?;
+            // A file named twice (a glob and its own name, `./` before
+            // it) is read once: twice would count its costs twice.
+            if !seen.insert(identity(&input)?) {
+                continue;
+            }
             match input.kind {
                 Kind::Profile => inputs.profiles.push(input),
                 Kind::Empty if named_as_symbols(path) => bail!(
@@ -155,6 +161,16 @@ impl Inputs {
         }
         Ok(inputs)
     }
+}
+
+/// The file an input is, whatever it was named (device and inode).
+fn identity(input: &Input) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = input
+        .file
+        .metadata()
+        .with_context(|| format!("cannot read '{}'", input.path.display()))?;
+    Ok((meta.dev(), meta.ino()))
 }
 
 /// A name runtimes give symbol files (`perf-PID.map`, `jit-PID.dump`),
