@@ -155,11 +155,12 @@ pub fn write_atomically<T>(
 /// there (its kind only: the temporary file's name means nothing to a
 /// user).
 fn unwritable_folder(path: &Path, dir: &Path, e: &std::io::Error) -> anyhow::Error {
-    let why = match e.kind() {
-        std::io::ErrorKind::PermissionDenied => "no permission to create files there".to_string(),
-        std::io::ErrorKind::ReadOnlyFilesystem => "its file system is read-only".to_string(),
-        std::io::ErrorKind::NotFound => "it does not exist".to_string(),
-        _ => e.kind().to_string(),
+    use std::io::ErrorKind;
+    let why: String = match e.kind() {
+        ErrorKind::PermissionDenied => "no permission to create files there".into(),
+        ErrorKind::ReadOnlyFilesystem => "its file system is read-only".into(),
+        ErrorKind::NotFound => "it does not exist".into(),
+        kind => kind.to_string(),
     };
     anyhow::anyhow!(
         "cannot write '{}' in '{}': {why}; give -o a path in a folder you can write to",

@@ -64,7 +64,6 @@ pub struct Stats {
     pub jit_cost: BTreeMap<SymbolId, u64>,
     /// Self cost (first event) still in address-named functions under
     /// `???`, by address: code outside every known JIT range.
-    /// (Fx: added to for every cost line of such a block.)
     pub unnamed_cost: FxHashMap<u64, u64>,
     /// Symbols whose address was covered by ranges of different names.
     pub ambiguous: BTreeSet<SymbolId>,

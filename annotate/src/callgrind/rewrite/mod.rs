@@ -158,8 +158,8 @@ impl<'t> Rewriter<'t> {
         }
     }
 
-    /// True inside a JIT block (or one named by address) whose plain lines may go to
-    /// [`jit_run`](Self::jit_run).
+    /// True inside a JIT block, or one named by address, whose plain lines
+    /// may go to [`jit_run`](Self::jit_run).
     #[inline]
     pub(in crate::callgrind) fn takes_jit_runs(&self) -> bool {
         self.jit_runs && matches!(self.part.block, Block::Jit(_) | Block::Unnamed(_))
