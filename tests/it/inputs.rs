@@ -43,6 +43,16 @@ fn fixture_profile(dir: &Path) -> std::path::PathBuf {
     profile
 }
 
+/// The fixture profile and its jitdump, beside each other in `dir`.
+fn fixture_run(dir: &Path) {
+    fixture_profile(dir);
+    std::fs::copy(
+        util::fixture("c-demo/jit-9747.dump"),
+        dir.join("jit-9747.dump"),
+    )
+    .unwrap();
+}
+
 #[test]
 fn compressed_profiles_are_named_with_how_to_decompress() {
     let dir = util::scratch("inputs-compressed");
@@ -95,12 +105,7 @@ fn an_empty_file_is_named_as_empty() {
 #[test]
 fn an_annotated_output_is_not_annotated_again() {
     let dir = util::scratch("inputs-ours");
-    fixture_profile(&dir);
-    std::fs::copy(
-        util::fixture("c-demo/jit-9747.dump"),
-        dir.join("jit-9747.dump"),
-    )
-    .unwrap();
+    fixture_run(&dir);
     let out = run(&dir, &["annotate", "callgrind.out.9747"]);
     assert!(
         out.status.success(),
@@ -172,12 +177,7 @@ fn symbol_files_with_nothing_in_them_are_named_as_such() {
 #[test]
 fn an_output_in_a_folder_that_cannot_take_it_is_named_with_why() {
     let dir = util::scratch("inputs-no-folder");
-    fixture_profile(&dir);
-    std::fs::copy(
-        util::fixture("c-demo/jit-9747.dump"),
-        dir.join("jit-9747.dump"),
-    )
-    .unwrap();
+    fixture_run(&dir);
     refused(
         &dir,
         &["callgrind.out.9747", "-o", "missing/named.out"],
