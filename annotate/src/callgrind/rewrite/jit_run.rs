@@ -58,7 +58,9 @@ impl Rewriter<'_> {
     /// of the current block, each ending in LF) while each lies where the
     /// line before it was looked up, in the block's own function, and no
     /// stretch is open; the number of bytes taken. The line it stops at
-    /// goes to [`cost_line`](Self::cost_line), which looks it up.
+    /// goes to [`cost_line`](Self::cost_line), which looks it up. In a
+    /// block named by address, [`unnamed_run`](Self::unnamed_run) takes
+    /// the lines instead.
     pub(in crate::callgrind) fn jit_run(&mut self, lines: &[u8]) -> io::Result<usize> {
         if let Block::Unnamed(addr) = self.part.block {
             return self.unnamed_run(addr, lines);
